@@ -1,0 +1,493 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Sub-IDs: the numbers an mm adds to a large folio's rmap values.
+//!
+//! Every mm has an rmap ID of [`ID_BITS`] bits. A large folio of order `o`
+//! keeps `V` 64-bit rmap values, `V` depending on `o` (its [`Class`]). The
+//! ID's bits are split into `V` chunks; chunk `j` of ID `m` becomes the
+//! sub-ID `subid_j(m)`: the number whose base-`(P + 1)` digits are the bits
+//! of the chunk, where `P` is the number of pages of the largest order the
+//! class serves. Mapping `k` pages of the folio into mm `m` adds
+//! `k * subid_j(m)` to value `j`.
+//!
+//! If at most `P` mappings contribute (the folio's mapcount `n <= P`), digit
+//! `i` of value `j` is the number of mappings whose chunk `j` has bit `i`
+//! set: no digit reaches `P + 1`, so no digit carries. Hence value `j`
+//! equals `n * subid_j(m)` iff every mapping's chunk `j` equals chunk `j` of
+//! `m`, and all values match iff every mapping belongs to `m`. The argument
+//! needs every sum to stay below `2^64`; the largest sum is
+//! `P * max_subid = (P + 1)^w - 1`, so a class is only accepted when
+//! `(P + 1)^w <= 2^64` for its widest chunk. [`CLASSES`] is computed by
+//! `const fn`s and that bound is asserted at compile time: a table that
+//! could overflow does not build.
+
+/// Number of bits of an rmap ID.
+pub const ID_BITS: u32 = 24;
+
+/// Largest valid rmap ID (`2^24 - 1`).
+pub const MAX_ID: u32 = (1 << ID_BITS) - 1;
+
+/// The rmap ID of `init_mm` and of any mm that could not get an ID.
+///
+/// All its sub-IDs are 0. A folio mapped by it never looks exclusive to an
+/// mm with a real ID, and readers treat it as "always shared".
+pub const DUMMY_ID: u32 = 0;
+
+/// Smallest folio order that has rmap values (order 0 is a small folio).
+pub const MIN_ORDER: u32 = 1;
+
+/// Largest folio order the classes serve.
+///
+/// Covers every THP order on x86_64 (PMD order 9) and arm64 with 4K (9),
+/// 16K (11) and 64K (13) pages.
+pub const MAX_ORDER: u32 = 15;
+
+/// Largest number of 64-bit rmap values a folio can need.
+pub const MAX_VALUES: usize = 6;
+
+/// Chunks of at most this many bits use compile-time lookup tables; wider
+/// chunks are computed once per mm (see [`SubIds`]).
+pub const NARROW_BITS: u32 = 12;
+
+/// One chunk of the rmap ID: the bits `shift .. shift + bits`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Chunk {
+    /// First ID bit of the chunk.
+    pub shift: u32,
+    /// Number of ID bits in the chunk.
+    pub bits: u32,
+    /// Sub-ID of the all-ones chunk: the largest sub-ID of this chunk.
+    pub max_subid: u64,
+}
+
+impl Chunk {
+    const EMPTY: Chunk = Chunk {
+        shift: 0,
+        bits: 0,
+        max_subid: 0,
+    };
+
+    /// The chunk's value within `id`.
+    #[inline]
+    pub const fn value_of(&self, id: u32) -> u32 {
+        (id >> self.shift) & ((1u32 << self.bits) - 1)
+    }
+}
+
+/// A value-count class: the folio orders that keep [`Class::values`] rmap
+/// values and the chunking they use.
+#[derive(Clone, Copy, Debug)]
+pub struct Class {
+    /// Number of 64-bit rmap values (and ID chunks).
+    pub values: usize,
+    /// Smallest folio order in this class.
+    pub min_order: u32,
+    /// Largest folio order in this class.
+    pub max_order: u32,
+    /// Pages of a `max_order` folio: the largest mapcount the digit argument
+    /// must handle, and `P + 1` is the digit base.
+    pub p: u64,
+    /// Width of the widest chunk.
+    pub max_bits: u32,
+    /// The chunks; entries at `values..` are unused (zero).
+    pub chunks: [Chunk; MAX_VALUES],
+    /// The largest value a sum can take: `P * max_subid` of the widest chunk,
+    /// which is `(P + 1)^max_bits - 1`.
+    pub max_sum: u64,
+}
+
+impl Class {
+    /// The used chunks.
+    pub fn chunks(&self) -> &[Chunk] {
+        &self.chunks[..self.values]
+    }
+
+    /// Whether the class uses a compile-time table (all chunks narrow).
+    pub const fn is_narrow(&self) -> bool {
+        self.max_bits <= NARROW_BITS
+    }
+}
+
+/// Errors of the runtime lookups.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SubIdError {
+    /// The folio order is outside `MIN_ORDER..=MAX_ORDER`.
+    OrderOutOfRange,
+    /// The rmap ID is larger than [`MAX_ID`].
+    IdOutOfRange,
+    /// The value index is not below the class's value count.
+    ValueOutOfRange,
+}
+
+/// The sub-ID of chunk value `chunk` with digit base `p + 1`: the sum of
+/// `(p + 1)^i` over the set bits `i` of `chunk`, or `None` if it does not fit
+/// in 64 bits.
+pub const fn subid_of(chunk: u64, p: u64) -> Option<u64> {
+    let base = match p.checked_add(1) {
+        Some(b) => b,
+        None => return None,
+    };
+    let mut sum: u64 = 0;
+    let mut digit: u64 = 1;
+    let mut c = chunk;
+    while c != 0 {
+        if c & 1 == 1 {
+            sum = match sum.checked_add(digit) {
+                Some(s) => s,
+                None => return None,
+            };
+        }
+        c >>= 1;
+        if c != 0 {
+            digit = match digit.checked_mul(base) {
+                Some(d) => d,
+                None => return None,
+            };
+        }
+    }
+    Some(sum)
+}
+
+/// The largest sum `p` mappings of a `bits`-wide chunk can produce,
+/// `p * subid_of(all ones)`, or `None` if that reaches `2^64` (then the
+/// digit argument fails modulo `2^64`).
+pub const fn max_sum(bits: u32, p: u64) -> Option<u64> {
+    if bits >= 64 {
+        return None;
+    }
+    match subid_of((1u64 << bits) - 1, p) {
+        Some(m) => p.checked_mul(m),
+        None => None,
+    }
+}
+
+/// Width of the widest chunk when [`ID_BITS`] are split into `values` chunks.
+const fn widest_chunk(values: usize) -> u32 {
+    let v = values as u32;
+    ID_BITS.div_ceil(v)
+}
+
+/// Largest order `o` (up to [`MAX_ORDER`]) for which `2^o` pages keep every
+/// sum of a `bits`-wide chunk below `2^64`; `None` if not even [`MIN_ORDER`]
+/// does.
+const fn largest_safe_order(bits: u32) -> Option<u32> {
+    let mut best = None;
+    let mut o = MIN_ORDER;
+    while o <= MAX_ORDER {
+        if max_sum(bits, 1u64 << o).is_some() {
+            best = Some(o);
+        }
+        o += 1;
+    }
+    best
+}
+
+/// Split [`ID_BITS`] into `values` chunks of near-equal width (the wider
+/// ones first), for digit base `p + 1`.
+const fn make_chunks(values: usize, p: u64) -> [Chunk; MAX_VALUES] {
+    let mut chunks = [Chunk::EMPTY; MAX_VALUES];
+    let v = values as u32;
+    let narrow = ID_BITS / v;
+    let wide_count = ID_BITS % v;
+    let mut shift = 0;
+    let mut j = 0;
+    while j < values {
+        let bits = if (j as u32) < wide_count {
+            narrow + 1
+        } else {
+            narrow
+        };
+        let max_subid = match subid_of((1u64 << bits) - 1, p) {
+            Some(m) => m,
+            None => panic!("sub-ID of a full chunk overflows 64 bits"),
+        };
+        chunks[j] = Chunk {
+            shift,
+            bits,
+            max_subid,
+        };
+        shift += bits;
+        j += 1;
+    }
+    assert!(shift == ID_BITS);
+    chunks
+}
+
+/// Number of classes [`build_classes`] produces.
+const fn count_classes() -> usize {
+    let mut n = 0;
+    let mut covered = MIN_ORDER - 1;
+    let mut values = 1;
+    while values <= MAX_VALUES {
+        if let Some(o) = largest_safe_order(widest_chunk(values)) {
+            if o > covered {
+                n += 1;
+                covered = o;
+            }
+        }
+        values += 1;
+    }
+    n
+}
+
+/// Number of value-count classes.
+pub const NR_CLASSES: usize = count_classes();
+
+/// Build the classes: for each value count, the orders not served by fewer
+/// values whose sums stay below `2^64`. Fails the build if the orders
+/// `MIN_ORDER..=MAX_ORDER` are not all covered, or if any class could
+/// overflow.
+const fn build_classes() -> [Class; NR_CLASSES] {
+    let empty = Class {
+        values: 0,
+        min_order: 0,
+        max_order: 0,
+        p: 0,
+        max_bits: 0,
+        chunks: [Chunk::EMPTY; MAX_VALUES],
+        max_sum: 0,
+    };
+    let mut classes = [empty; NR_CLASSES];
+    let mut n = 0;
+    let mut covered = MIN_ORDER - 1;
+    let mut values = 1;
+    while values <= MAX_VALUES {
+        let bits = widest_chunk(values);
+        if let Some(o) = largest_safe_order(bits) {
+            if o > covered {
+                let p = 1u64 << o;
+                let max_sum = match max_sum(bits, p) {
+                    Some(s) => s,
+                    None => panic!("class overflows 64 bits"),
+                };
+                classes[n] = Class {
+                    values,
+                    min_order: covered + 1,
+                    max_order: o,
+                    p,
+                    max_bits: bits,
+                    chunks: make_chunks(values, p),
+                    max_sum,
+                };
+                n += 1;
+                covered = o;
+            }
+        }
+        values += 1;
+    }
+    assert!(covered == MAX_ORDER, "MAX_VALUES values cannot serve MAX_ORDER");
+    classes
+}
+
+/// All classes, ordered by value count; together they serve exactly the
+/// orders `MIN_ORDER..=MAX_ORDER`.
+pub const CLASSES: [Class; NR_CLASSES] = build_classes();
+
+/// Total number of sub-IDs an mm caches: the sum of all classes' values.
+pub const NR_SUBIDS: usize = {
+    let mut n = 0;
+    let mut i = 0;
+    while i < NR_CLASSES {
+        n += CLASSES[i].values;
+        i += 1;
+    }
+    n
+};
+
+// The proof's precondition, checked for every class and every chunk at
+// compile time: the largest possible sum, P * max_subid, is below 2^64.
+const _: () = {
+    let mut i = 0;
+    while i < NR_CLASSES {
+        let c = &CLASSES[i];
+        assert!(c.p == 1u64 << c.max_order);
+        let mut j = 0;
+        while j < c.values {
+            let ch = &c.chunks[j];
+            assert!(c.p.checked_mul(ch.max_subid).is_some());
+            assert!(ch.bits <= c.max_bits);
+            j += 1;
+        }
+        assert!(c.values <= MAX_VALUES);
+        i += 1;
+    }
+};
+
+/// Index into [`CLASSES`] for each order (unused for orders below
+/// [`MIN_ORDER`]).
+const ORDER_CLASS: [u8; MAX_ORDER as usize + 1] = {
+    let mut t = [0u8; MAX_ORDER as usize + 1];
+    let mut i = 0;
+    while i < NR_CLASSES {
+        let mut o = CLASSES[i].min_order;
+        while o <= CLASSES[i].max_order {
+            t[o as usize] = i as u8;
+            o += 1;
+        }
+        i += 1;
+    }
+    t
+};
+
+/// Offset of each class's first sub-ID within [`SubIds`].
+const CLASS_OFFSET: [usize; NR_CLASSES] = {
+    let mut t = [0usize; NR_CLASSES];
+    let mut i = 1;
+    while i < NR_CLASSES {
+        t[i] = t[i - 1] + CLASSES[i - 1].values;
+        i += 1;
+    }
+    t
+};
+
+/// The class serving folios of `order`.
+pub fn class_for_order(order: u32) -> Result<&'static Class, SubIdError> {
+    if !(MIN_ORDER..=MAX_ORDER).contains(&order) {
+        return Err(SubIdError::OrderOutOfRange);
+    }
+    Ok(&CLASSES[ORDER_CLASS[order as usize] as usize])
+}
+
+/// Compile-time table of all sub-IDs of a chunk up to `N` values wide.
+const fn build_table<const N: usize>(p: u64) -> [u64; N] {
+    let mut t = [0u64; N];
+    let mut c = 0;
+    while c < N {
+        t[c] = match subid_of(c as u64, p) {
+            Some(s) => s,
+            None => panic!("table entry overflows"),
+        };
+        c += 1;
+    }
+    t
+}
+
+/// Index of the `values`-value class; fails the build if there is none.
+const fn class_index(values: usize) -> usize {
+    let mut i = 0;
+    while i < NR_CLASSES {
+        if CLASSES[i].values == values {
+            return i;
+        }
+        i += 1;
+    }
+    panic!("no class with that many values")
+}
+
+/// The compile-time table of the class with `values` values: one entry per
+/// chunk value, `2^max_bits` entries (the size is computed, not written).
+macro_rules! narrow_table {
+    ($values:expr) => {{
+        const I: usize = class_index($values);
+        const _: () = assert!(CLASSES[I].is_narrow());
+        static T: [u64; 1 << CLASSES[I].max_bits] =
+            build_table::<{ 1 << CLASSES[I].max_bits }>(CLASSES[I].p);
+        &T
+    }};
+}
+
+/// The compile-time table of each class, indexed by chunk value; empty for
+/// the class with a wide chunk (its sub-IDs are computed per mm).
+static TABLES: [&[u64]; NR_CLASSES] = {
+    const _: () = assert!(NR_CLASSES == 6 && !CLASSES[0].is_narrow());
+    [
+        &[],
+        narrow_table!(2),
+        narrow_table!(3),
+        narrow_table!(4),
+        narrow_table!(5),
+        narrow_table!(6),
+    ]
+};
+
+/// The compile-time table of `class` (empty if the class has a wide chunk).
+pub fn narrow_table(class: &Class) -> &'static [u64] {
+    match CLASSES.iter().position(|c| c.values == class.values) {
+        Some(i) => TABLES[i],
+        None => &[],
+    }
+}
+
+/// Sub-ID of `chunk` of `id` in `class`, from the table where there is one,
+/// computed otherwise (only when an mm's [`SubIds`] are built).
+fn chunk_subid(class: &Class, table: &[u64], chunk: &Chunk, id: u32) -> u64 {
+    let c = chunk.value_of(id);
+    match table.get(c as usize) {
+        Some(&s) => s,
+        // The class constants guarantee this fits (checked at compile time),
+        // so the fallback of 0 is unreachable.
+        None => subid_of(u64::from(c), class.p).unwrap_or(0),
+    }
+}
+
+/// All sub-IDs of one mm, for every class, computed once when the mm gets
+/// its rmap ID; the map/unmap paths only index into it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SubIds {
+    vals: [u64; NR_SUBIDS],
+}
+
+impl SubIds {
+    /// Sub-IDs of rmap ID `id`.
+    pub fn new(id: u32) -> Result<Self, SubIdError> {
+        if id > MAX_ID {
+            return Err(SubIdError::IdOutOfRange);
+        }
+        let mut vals = [0u64; NR_SUBIDS];
+        for (i, class) in CLASSES.iter().enumerate() {
+            let table = TABLES[i];
+            for (j, chunk) in class.chunks().iter().enumerate() {
+                vals[CLASS_OFFSET[i] + j] = chunk_subid(class, table, chunk, id);
+            }
+        }
+        Ok(SubIds { vals })
+    }
+
+    /// The sub-IDs for a folio of `order`, one per rmap value.
+    pub fn for_order(&self, order: u32) -> Result<&[u64], SubIdError> {
+        let class = class_for_order(order)?;
+        let i = ORDER_CLASS[order as usize] as usize;
+        Ok(&self.vals[CLASS_OFFSET[i]..CLASS_OFFSET[i] + class.values])
+    }
+
+    /// All cached sub-IDs, class after class (the layout C caches in the mm).
+    pub fn as_slice(&self) -> &[u64] {
+        &self.vals
+    }
+}
+
+/// Offset of the sub-IDs for folios of `order` within [`SubIds::as_slice`].
+pub fn subid_offset(order: u32) -> Result<usize, SubIdError> {
+    class_for_order(order)?;
+    Ok(CLASS_OFFSET[ORDER_CLASS[order as usize] as usize])
+}
+
+/// Sub-ID `value` of rmap ID `id` for a folio of `order`.
+pub fn subid(id: u32, order: u32, value: usize) -> Result<u64, SubIdError> {
+    if id > MAX_ID {
+        return Err(SubIdError::IdOutOfRange);
+    }
+    let class = class_for_order(order)?;
+    let chunk = class
+        .chunks()
+        .get(value)
+        .ok_or(SubIdError::ValueOutOfRange)?;
+    let table = TABLES[ORDER_CLASS[order as usize] as usize];
+    Ok(chunk_subid(class, table, chunk, id))
+}
+
+/// The reader's test: do `values` say that all `mapcount` mappings belong to
+/// the mm with sub-IDs `subids`?
+///
+/// Exact (iff) when `mapcount <= P` of the class and the values were built
+/// from that class's sub-IDs. Wrapping arithmetic is what the kernel does;
+/// the class bounds make wrapping impossible. A `mapcount` of 0 or a length
+/// mismatch answers `false` ("maybe shared").
+pub fn values_match(mapcount: u64, values: &[u64], subids: &[u64]) -> bool {
+    mapcount != 0
+        && values.len() == subids.len()
+        && values
+            .iter()
+            .zip(subids)
+            .all(|(&v, &s)| v == s.wrapping_mul(mapcount))
+}

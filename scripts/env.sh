@@ -1,0 +1,33 @@
+# shellcheck shell=bash
+# Common settings for every rust-mm script.  Sourced, never executed.
+#
+# The base tree is pinned: this exact Debian package version of
+# linux-source-6.12.  An explicit LINUX_DEB_VERSION=... overrides it (the
+# scripts say so loudly); nothing ever silently builds another version.
+RUST_MM_PIN_DEB="6.12.117-1~deb12u1"
+RUST_MM_PIN_KVER="6.12.117"
+LINUX_DEB_VERSION="${LINUX_DEB_VERSION:-$RUST_MM_PIN_DEB}"
+# Kernel version implied by the Debian version (6.12.117-1~deb12u1 -> 6.12.117).
+LINUX_KVER="${LINUX_DEB_VERSION%%-*}"
+
+BINDGEN_VERSION="0.73.2"
+TOOLS_PREFIX="/usr/local"
+
+RUST_MM_TOP="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD_DIR="${BUILD_DIR:-$RUST_MM_TOP/build}"
+KSRC="$BUILD_DIR/linux-$LINUX_KVER"
+KUNIT_OUT="$BUILD_DIR/kunit-x86_64"
+
+# Debian's rustc-web (with rust-src) and clang-19 must come first: the
+# rustup toolchain in ~/.cargo/bin has no rust-src.
+export PATH="/usr/lib/llvm-19/bin:/usr/bin:$TOOLS_PREFIX/bin:$PATH"
+export RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc RUSTFMT=/usr/bin/rustfmt
+export CARGO=/usr/bin/cargo
+export BINDGEN="$TOOLS_PREFIX/bin/bindgen"
+
+# Make options every kernel build uses.
+KMAKE_OPTS=(LLVM=1 RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc
+	    RUSTFMT=/usr/bin/rustfmt BINDGEN="$BINDGEN" HOSTRUSTC=/usr/bin/rustc)
+
+die() { echo "rust-mm: error: $*" >&2; exit 1; }
+say() { echo "rust-mm: $*"; }

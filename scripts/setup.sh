@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# Install (once, idempotently) everything rust-mm needs on Debian 12 x86_64.
+#   scripts/setup.sh          install what is missing, then check
+#   scripts/setup.sh --check  only check; exit 1 naming what is missing
+#   scripts/setup.sh --doctor print each tool's version
+set -euo pipefail
+# shellcheck source=scripts/env.sh
+. "$(dirname "$0")/env.sh"
+
+mode="${1:-install}"
+
+PKGS=(build-essential bc flex bison libelf-dev libssl-dev cpio kmod xz-utils
+      rsync git python3 quilt
+      clang-19 lld-19 llvm-19 libclang-19-dev
+      rustc-web rust-web-src cargo-web rustfmt-web rust-web-clippy
+      qemu-system-x86 qemu-system-arm)
+
+check_machine() {
+	local id="" ver="" arch
+	arch="$(uname -m)"
+	if [ -r /etc/os-release ]; then
+		# shellcheck disable=SC1091
+		id="$(. /etc/os-release; echo "${ID:-}")"
+		# shellcheck disable=SC1091
+		ver="$(. /etc/os-release; echo "${VERSION_ID:-}")"
+	fi
+	if [ "$id" != debian ] || [ "$ver" != 12 ]; then
+		die "unsupported machine: need Debian 12 (bookworm), found '${id:-unknown} ${ver:-?}'"
+	fi
+	[ "$arch" = x86_64 ] || die "unsupported machine: need an x86_64 host, found '$arch'"
+}
+
+pkg_version() { dpkg-query -W -f='${Status} ${Version}\n' "$1" 2>/dev/null |
+		awk '$3 == "installed" { print $4 }'; }
+
+missing_pkgs() {
+	local p
+	for p in "${PKGS[@]}"; do
+		[ -n "$(pkg_version "$p")" ] || echo "$p"
+	done
+	[ "$(pkg_version linux-source-6.12)" = "$LINUX_DEB_VERSION" ] ||
+		echo "linux-source-6.12=$LINUX_DEB_VERSION"
+}
+
+bindgen_ok() {
+	[ -x "$BINDGEN" ] && "$BINDGEN" --version 2>/dev/null | grep -qx "bindgen $BINDGEN_VERSION"
+}
+
+apt_updated=0
+apt_update_once() {
+	[ "$apt_updated" = 1 ] && return 0
+	say "apt-get update"
+	apt-get update -qq || die "apt-get update failed (is a Debian mirror reachable?)"
+	apt_updated=1
+}
+
+install_pkgs() {
+	local missing
+	mapfile -t missing < <(missing_pkgs)
+	[ "${#missing[@]}" -eq 0 ] && return 0
+	[ "$(id -u)" = 0 ] || die "missing packages: ${missing[*]} (run as root, or: sudo apt-get install ${missing[*]})"
+	apt_update_once
+	if [[ " ${missing[*]} " == *" linux-source-6.12="* ]]; then
+		if ! apt-cache madison linux-source-6.12 | awk '{print $3}' | grep -qx "$LINUX_DEB_VERSION"; then
+			echo "rust-mm: linux-source-6.12 versions the archive offers now:" >&2
+			apt-cache madison linux-source-6.12 | awk '{print "  " $3}' >&2
+			die "pinned linux-source-6.12 $LINUX_DEB_VERSION is no longer in the archive. Nothing was built. Pick one explicitly with LINUX_DEB_VERSION=<version> (the series may then need a rebase)."
+		fi
+	fi
+	say "installing: ${missing[*]}"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+		--allow-downgrades "${missing[@]}" || die "apt-get install failed for: ${missing[*]}"
+}
+
+install_bindgen() {
+	bindgen_ok && return 0
+	[ -x /usr/bin/cargo ] || die "missing /usr/bin/cargo (package cargo-web)"
+	say "installing bindgen-cli $BINDGEN_VERSION into $TOOLS_PREFIX (cargo install)"
+	CARGO_TARGET_DIR="$BUILD_DIR/cargo-bindgen" /usr/bin/cargo install --locked --quiet \
+		--root "$TOOLS_PREFIX" bindgen-cli --version "$BINDGEN_VERSION" ||
+		die "cargo install bindgen-cli $BINDGEN_VERSION failed (crates.io reachable?)"
+	bindgen_ok || die "bindgen $BINDGEN_VERSION not usable at $BINDGEN after install"
+}
+
+check_all() {
+	local missing=() p
+	mapfile -t missing < <(missing_pkgs)
+	bindgen_ok || missing+=("bindgen-cli $BINDGEN_VERSION (cargo install)")
+	for p in /usr/bin/rustc /usr/bin/cargo /usr/lib/llvm-19/bin/clang /usr/lib/llvm-19/bin/ld.lld \
+		 /usr/bin/qemu-system-x86_64 /usr/bin/qemu-system-aarch64; do
+		[ -x "$p" ] || missing+=("$p")
+	done
+	[ -d /usr/lib/rustlib/src/rust/library/core ] || missing+=("rust-src (/usr/lib/rustlib/src/rust/library, package rust-web-src)")
+	if [ "${#missing[@]}" -ne 0 ]; then
+		printf 'rust-mm: missing: %s\n' "${missing[@]}" >&2
+		return 1
+	fi
+	return 0
+}
+
+doctor() {
+	local t
+	echo "rust-mm doctor (pinned linux-source-6.12 $LINUX_DEB_VERSION)"
+	printf '  %-22s %s\n' "machine" "$(. /etc/os-release 2>/dev/null; echo "${PRETTY_NAME:-?}") $(uname -m)"
+	printf '  %-22s %s\n' "linux-source-6.12" "$(pkg_version linux-source-6.12 || true)"
+	for t in "rustc:/usr/bin/rustc --version" "rustdoc:/usr/bin/rustdoc --version" \
+		 "cargo:/usr/bin/cargo --version" "rustfmt:/usr/bin/rustfmt --version" \
+		 "clippy:/usr/bin/clippy-driver --version" "bindgen:$BINDGEN --version" \
+		 "clang:/usr/lib/llvm-19/bin/clang --version" "ld.lld:/usr/lib/llvm-19/bin/ld.lld --version" \
+		 "qemu-x86_64:qemu-system-x86_64 --version" "qemu-aarch64:qemu-system-aarch64 --version" \
+		 "python3:python3 --version" "quilt:quilt --version" "make:make --version" \
+		 "flex:flex --version" "bison:bison --version" "bc:bc --version"; do
+		local name="${t%%:*}" cmd="${t#*:}" out
+		if command -v "${cmd%% *}" >/dev/null 2>&1 &&
+		   out="$($cmd 2>&1 | head -n1)" && [ -n "$out" ]; then
+			printf '  %-22s %s\n' "$name" "$out"
+		else
+			printf '  %-22s %s\n' "$name" "MISSING"
+		fi
+	done
+	check_all && echo "rust-mm: all tools present"
+}
+
+case "$mode" in
+install)
+	check_machine
+	install_pkgs
+	install_bindgen
+	check_all || die "toolchain incomplete after install (see above)"
+	;;
+--check) check_machine; check_all ;;
+--doctor) doctor ;;
+*) die "usage: $0 [--check|--doctor]" ;;
+esac
