@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The C API of rmap IDs and sub-IDs (`include/linux/rmap_id.h`).
+//!
+//! Everything `unsafe` in rust/mm is here, at the FFI edge: turning the
+//! allocator handle C holds back into a reference, writing results through C
+//! pointers, and the irq-safe spinlock backend. The logic lives in the safe
+//! modules [`crate::idspace`] and [`crate::subid`].
+
+use core::pin::Pin;
+use core::ptr;
+
+use kernel::bindings;
+use kernel::error::code::{EINVAL, ENOENT, ENOMEM, ENOSPC};
+use kernel::ffi::{c_char, c_int, c_uint, c_ulong};
+use kernel::init::{self, Zeroable};
+use kernel::prelude::*;
+use kernel::sync::lock::{Backend, Lock};
+use kernel::{c_str, static_lock_class};
+
+use crate::idspace::{self, AllocError, FreeError, IdSpace, Leaf, SpaceLock};
+use crate::subid::{self, SubIdError, SubIds};
+
+// The C header and the Rust tables must agree; checked when vmlinux builds.
+const _: () = {
+    assert!(bindings::RMAP_ID_BITS == subid::ID_BITS);
+    assert!(bindings::RMAP_ID_MAX == subid::MAX_ID);
+    assert!(bindings::RMAP_ID_DUMMY == subid::DUMMY_ID);
+    assert!(bindings::RMAP_ID_MIN_ORDER == subid::MIN_ORDER);
+    assert!(bindings::RMAP_ID_MAX_ORDER == subid::MAX_ORDER);
+    assert!(bindings::RMAP_ID_MAX_VALUES as usize == subid::MAX_VALUES);
+    assert!(bindings::RMAP_ID_NR_SUBIDS as usize == subid::NR_SUBIDS);
+};
+
+/// A `spinlock_t` taken with `spin_lock_irqsave()`: the free path runs from
+/// `__mmdrop()`, which may be reached with interrupts disabled or from
+/// softirq context.
+pub struct IrqSaveSpinLockBackend;
+
+// SAFETY: `spinlock_t` provides mutual exclusion; `relock` uses the default
+// implementation, which calls the same `lock` (irqsave) again.
+unsafe impl Backend for IrqSaveSpinLockBackend {
+    type State = bindings::spinlock_t;
+    type GuardState = c_ulong;
+
+    unsafe fn init(
+        ptr: *mut Self::State,
+        name: *const c_char,
+        key: *mut bindings::lock_class_key,
+    ) {
+        // SAFETY: The caller guarantees `ptr` is valid for writes and `name`
+        // and `key` stay valid for reads indefinitely.
+        unsafe { bindings::__spin_lock_init(ptr, name, key) }
+    }
+
+    unsafe fn lock(ptr: *mut Self::State) -> Self::GuardState {
+        // SAFETY: The caller guarantees `ptr` points to an initialised lock.
+        unsafe { bindings::spin_lock_irqsave(ptr) }
+    }
+
+    unsafe fn unlock(ptr: *mut Self::State, flags: &Self::GuardState) {
+        // SAFETY: The caller owns the lock, taken by `lock` which returned
+        // `flags`.
+        unsafe { bindings::spin_unlock_irqrestore(ptr, *flags) }
+    }
+}
+
+// SAFETY: A `Leaf` is an array of integers, for which all-zero bytes is a
+// valid (and the empty) value.
+unsafe impl Zeroable for Leaf {}
+
+/// An rmap-ID allocator: an [`IdSpace`] behind an irq-safe spinlock. C holds
+/// it as `struct rmap_id_allocator *`.
+#[pin_data]
+pub struct Allocator {
+    #[pin]
+    space: Lock<IdSpace<KBox<Leaf>>, IrqSaveSpinLockBackend>,
+}
+
+impl Allocator {
+    /// An allocator for IDs `1..=max_id`.
+    fn new(max_id: u32) -> impl PinInit<Self> {
+        pin_init!(Allocator {
+            space <- Lock::new(IdSpace::new(max_id), c_str!("rmap_id"), static_lock_class!()),
+        })
+    }
+}
+
+impl SpaceLock for Allocator {
+    type Leaf = KBox<Leaf>;
+
+    fn with<R>(&self, f: impl FnOnce(&mut IdSpace<KBox<Leaf>>) -> R) -> R {
+        let mut guard = self.space.lock();
+        f(&mut guard)
+    }
+
+    fn new_leaf(&self) -> Option<KBox<Leaf>> {
+        KBox::init(init::zeroed(), GFP_KERNEL).ok()
+    }
+}
+
+/// Turn the C handle back into a reference; `None` for NULL.
+///
+/// # Safety
+///
+/// `a` is NULL or was returned by [`rmap_id_allocator_create`] and not yet
+/// passed to [`rmap_id_allocator_destroy`].
+unsafe fn allocator<'a>(a: *const Allocator) -> Option<&'a Allocator> {
+    // SAFETY: By the function's safety requirements, a non-NULL `a` points
+    // to a live, pinned `Allocator` that is only used through shared
+    // references.
+    unsafe { a.as_ref() }
+}
+
+/// Create an allocator handing out IDs `1..=max_id` (`max_id` clamped to
+/// `1..=RMAP_ID_MAX`). Returns NULL if memory is short. May sleep.
+#[no_mangle]
+pub extern "C" fn rmap_id_allocator_create(max_id: u32) -> *mut Allocator {
+    match KBox::pin_init(Allocator::new(max_id), GFP_KERNEL) {
+        // SAFETY: The allocator is never moved out of its box: C only holds
+        // the pointer, and `rmap_id_allocator_destroy` rebuilds the box to
+        // drop it in place.
+        Ok(b) => KBox::into_raw(unsafe { Pin::into_inner_unchecked(b) }),
+        Err(_) => ptr::null_mut(),
+    }
+}
+
+/// Destroy an allocator and free all its memory. NULL is ignored.
+///
+/// # Safety
+///
+/// `a` is NULL or came from [`rmap_id_allocator_create`], is not used
+/// concurrently, and is not used again.
+#[no_mangle]
+pub unsafe extern "C" fn rmap_id_allocator_destroy(a: *mut Allocator) {
+    if !a.is_null() {
+        // SAFETY: By the safety requirements, `a` came from `KBox::into_raw`
+        // in `rmap_id_allocator_create` and ownership returns here.
+        drop(unsafe { KBox::from_raw(a) });
+    }
+}
+
+/// Allocate the lowest free ID. Returns it (`>= 1`), `-ENOSPC` when all IDs
+/// are live, `-ENOMEM` when a bitmap leaf cannot be allocated, `-EINVAL` for
+/// a NULL allocator. May sleep (it may allocate a 4 KiB leaf).
+///
+/// # Safety
+///
+/// `a` is NULL or a live allocator (see [`rmap_id_allocator_create`]).
+#[no_mangle]
+pub unsafe extern "C" fn rmap_id_alloc(a: *const Allocator) -> c_int {
+    // SAFETY: Forwarded from this function's safety requirements.
+    let Some(a) = (unsafe { allocator(a) }) else {
+        return EINVAL.to_errno();
+    };
+    match idspace::alloc(a) {
+        // IDs are below 2^24, so they fit in a C int.
+        Ok(id) => id as c_int,
+        Err(AllocError::NoSpace) => ENOSPC.to_errno(),
+        Err(AllocError::NoMemory) => ENOMEM.to_errno(),
+    }
+}
+
+/// Free `id`. Returns 0, or refuses with a warning and no change: `-EINVAL`
+/// for the dummy ID, an ID above the allocator's maximum or a NULL allocator;
+/// `-ENOENT` for an ID that is not live (double free). Never sleeps; may be
+/// called with interrupts disabled.
+///
+/// # Safety
+///
+/// `a` is NULL or a live allocator (see [`rmap_id_allocator_create`]).
+#[no_mangle]
+pub unsafe extern "C" fn rmap_id_free(a: *const Allocator, id: u32) -> c_int {
+    // SAFETY: Forwarded from this function's safety requirements.
+    let Some(a) = (unsafe { allocator(a) }) else {
+        return EINVAL.to_errno();
+    };
+    match idspace::free(a, id) {
+        Ok(()) => 0,
+        Err(e) => {
+            let (what, err) = match e {
+                FreeError::Dummy => ("the dummy ID", EINVAL),
+                FreeError::OutOfRange => ("an ID out of range", EINVAL),
+                FreeError::NotAllocated => ("an ID that is not live", ENOENT),
+            };
+            pr_warn!("refusing to free rmap ID {}: {}\n", id, what);
+            err.to_errno()
+        }
+    }
+}
+
+/// Number of live IDs (0 for NULL).
+///
+/// # Safety
+///
+/// `a` is NULL or a live allocator (see [`rmap_id_allocator_create`]).
+#[no_mangle]
+pub unsafe extern "C" fn rmap_id_allocator_live(a: *const Allocator) -> u32 {
+    // SAFETY: Forwarded from this function's safety requirements.
+    unsafe { allocator(a) }.map_or(0, |a| a.with(|s| s.live()))
+}
+
+/// Bytes used by the allocator: its bitmap top level plus its leaves (0 for
+/// NULL).
+///
+/// # Safety
+///
+/// `a` is NULL or a live allocator (see [`rmap_id_allocator_create`]).
+#[no_mangle]
+pub unsafe extern "C" fn rmap_id_allocator_footprint(a: *const Allocator) -> usize {
+    // SAFETY: Forwarded from this function's safety requirements.
+    unsafe { allocator(a) }.map_or(0, |a| a.with(|s| s.footprint()))
+}
+
+fn subid_errno(_: SubIdError) -> c_int {
+    EINVAL.to_errno()
+}
+
+/// Fill `subids[0..nr]` with every sub-ID of `id`, class after class (the
+/// per-mm cache). `nr` must be `RMAP_ID_NR_SUBIDS`. Returns 0 or `-EINVAL`.
+///
+/// # Safety
+///
+/// `subids` is valid for writes of `nr` `u64`s.
+#[no_mangle]
+pub unsafe extern "C" fn rmap_subids_fill(id: u32, subids: *mut u64, nr: usize) -> c_int {
+    if subids.is_null() || nr != subid::NR_SUBIDS {
+        return EINVAL.to_errno();
+    }
+    let s = match SubIds::new(id) {
+        Ok(s) => s,
+        Err(e) => return subid_errno(e),
+    };
+    // SAFETY: The caller guarantees `subids` is valid for `nr` writes, and
+    // `nr` was checked above to be the length of the source.
+    let out = unsafe { core::slice::from_raw_parts_mut(subids, nr) };
+    out.copy_from_slice(s.as_slice());
+    0
+}
+
+/// Index of the first sub-ID of folios of `order` within the per-mm cache,
+/// or `-EINVAL` for an order outside `RMAP_ID_MIN_ORDER..=RMAP_ID_MAX_ORDER`.
+#[no_mangle]
+pub extern "C" fn rmap_subid_offset(order: c_uint) -> c_int {
+    match subid::subid_offset(order) {
+        Ok(off) => off as c_int,
+        Err(e) => subid_errno(e),
+    }
+}
+
+/// Store sub-ID `value` of `id` for folios of `order` in `*out`. Returns 0,
+/// or `-EINVAL` (nothing stored) for an out-of-range order, ID or value.
+///
+/// # Safety
+///
+/// `out` is valid for a write of one `u64`.
+#[no_mangle]
+pub unsafe extern "C" fn rmap_subid(id: u32, order: c_uint, value: c_uint, out: *mut u64) -> c_int {
+    if out.is_null() {
+        return EINVAL.to_errno();
+    }
+    match subid::subid(id, order, value as usize) {
+        Ok(s) => {
+            // SAFETY: The caller guarantees `out` is valid for a write.
+            unsafe { out.write(s) };
+            0
+        }
+        Err(e) => subid_errno(e),
+    }
+}
+
+/// Describe the class serving folios of `order` in `*class`. Returns 0 or
+/// `-EINVAL` (nothing stored).
+///
+/// # Safety
+///
+/// `class` is valid for a write of one `struct rmap_subid_class`.
+#[no_mangle]
+pub unsafe extern "C" fn rmap_subid_class(
+    order: c_uint,
+    class: *mut bindings::rmap_subid_class,
+) -> c_int {
+    if class.is_null() {
+        return EINVAL.to_errno();
+    }
+    let c = match subid::class_for_order(order) {
+        Ok(c) => c,
+        Err(e) => return subid_errno(e),
+    };
+    let mut out = bindings::rmap_subid_class {
+        values: c.values as u32,
+        min_order: c.min_order,
+        max_order: c.max_order,
+        p: c.p,
+        max_sum: c.max_sum,
+        ..Default::default()
+    };
+    for (j, chunk) in c.chunks().iter().enumerate() {
+        out.shift[j] = chunk.shift;
+        out.bits[j] = chunk.bits;
+        out.max_subid[j] = chunk.max_subid;
+    }
+    // SAFETY: The caller guarantees `class` is valid for a write.
+    unsafe { class.write(out) };
+    0
+}

@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Rust parts of the mm subsystem.
+//!
+//! Precise "mapped shared" tracking of large folios with rmap IDs: the
+//! rmap-ID allocator and the sub-ID tables. C reaches this crate only
+//! through `include/linux/rmap_id.h` (see [`rmap_id`]).
+//!
+//! [`subid`] and [`idspace`] are kernel-independent: the same files are
+//! built and tested on the host with cargo (`rust/mm/Cargo.toml`).
+
+#[path = "core/idspace.rs"]
+pub mod idspace;
+pub mod rmap_id;
+#[path = "core/subid.rs"]
+pub mod subid;
+
+/// Prefix of this crate's kernel log messages (used by `pr_*!`).
+const __LOG_PREFIX: &[u8] = b"rmap_id\0";
