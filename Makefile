@@ -1,0 +1,61 @@
+# rust-mm: a Rust-in-mm patch series on Linux 6.12 (Debian linux-source-6.12).
+#
+#   make run     the main job: install the toolchain (first time), prepare the
+#                pinned tree, build the patched kernel, boot it under QEMU,
+#                run our KUnit suites and print a report
+#   make test    every test (host cargo tests, series checks, KUnit), ending
+#                with one line 'N passed, N failed'
+#
+# Other targets: setup doctor prepare series subid-tables docs-tables
+# rust-project lint refresh-patches clean.  See README.md.
+
+SHELL := /bin/bash
+S := scripts
+SERIES_DIR ?= build/series
+
+.PHONY: all run test setup doctor prepare series subid-tables docs-tables \
+	rust-project lint host-test kunit refresh-patches clean
+
+all: run
+
+setup:
+	@bash $(S)/setup.sh
+
+doctor:
+	@bash $(S)/setup.sh --doctor
+
+prepare: setup
+	@bash $(S)/prepare-tree.sh
+
+run: prepare
+	@bash $(S)/run.sh
+
+test:
+	@bash $(S)/test.sh
+
+host-test: setup
+	@cd rust/mm && CARGO_TARGET_DIR=$(CURDIR)/build/cargo /usr/bin/cargo test --locked
+
+kunit: prepare
+	@bash $(S)/run-kunit.sh
+
+series: prepare
+	@bash $(S)/series.sh export $(abspath $(SERIES_DIR))
+
+refresh-patches:
+	@bash $(S)/series.sh refresh
+
+subid-tables: setup
+	@cd rust/mm && CARGO_TARGET_DIR=$(CURDIR)/build/cargo /usr/bin/cargo run -q --locked --bin subid-tables -- --json
+
+docs-tables: setup
+	@bash $(S)/docs-tables.sh
+
+rust-project: prepare
+	@bash $(S)/rust-project.sh
+
+lint: prepare
+	@bash $(S)/lint.sh
+
+clean:
+	rm -rf build rust/mm/target

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Style gates of the series:
+#   - scripts/checkpatch.pl --strict on every exported patch
+#   - make rustfmtcheck in the kernel tree (covers rust/mm) and cargo fmt
+#     --check for the host-only files
+#   - rust/mm rebuilt with CLIPPY=1 (warnings are errors for our crate),
+#     and cargo clippy on the host crate with -D warnings
+# Prints one line per gate and exits 1 if any failed.
+set -uo pipefail
+# shellcheck source=scripts/env.sh
+. "$(dirname "$0")/env.sh"
+[ -f "$KUNIT_OUT/.config" ] || die "no configured kernel build in $KUNIT_OUT (run: make run)"
+bad=0
+gate() { if "$@" > "$BUILD_DIR/lint.$1.log" 2>&1; then echo "lint: $1: ok"; else
+	echo "lint: $1: FAILED"; tail -n 40 "$BUILD_DIR/lint.$1.log"; bad=1; fi; }
+
+checkpatch() {
+	local dir="$BUILD_DIR/series-lint" rc=0 p
+	bash "$RUST_MM_TOP/scripts/series.sh" export "$dir" >/dev/null || return 1
+	for p in "$dir"/[0-9]*.patch; do
+		(cd "$KSRC" && perl scripts/checkpatch.pl --strict --no-signoff -q "$p") || rc=1
+	done
+	return $rc
+}
+rustfmt_check() {
+	make -s -C "$KSRC" O="$KUNIT_OUT" "${KMAKE_OPTS[@]}" rustfmtcheck &&
+	(cd "$RUST_MM_TOP/rust/mm" && cargo fmt --check)
+}
+clippy_kernel() {
+	rm -f "$KUNIT_OUT/rust/mm/rust_mm.o"
+	make -C "$KSRC" O="$KUNIT_OUT" "${KMAKE_OPTS[@]}" CLIPPY=1 KRUSTFLAGS=-Dwarnings rust/mm/ 2>&1 |
+		tee /dev/stderr | { ! grep -E '^(warning|error)'; }
+}
+clippy_host() {
+	(cd "$RUST_MM_TOP/rust/mm" && CARGO_TARGET_DIR="$BUILD_DIR/cargo" \
+		cargo clippy --locked --all-targets -- -D warnings)
+}
+gate checkpatch
+gate rustfmt_check
+gate clippy_kernel
+gate clippy_host
+exit $bad

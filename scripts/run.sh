@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# `make run`: build the patched kernel, boot it under QEMU, run our KUnit
+# suites, and print a report.  (make has already run setup and prepare.)
+set -euo pipefail
+# shellcheck source=scripts/env.sh
+. "$(dirname "$0")/env.sh"
+
+set +e
+bash "$RUST_MM_TOP/scripts/run-kunit.sh" > "$BUILD_DIR/run-kunit.out" 2>&1
+krc=$?
+set -e
+cfg="$KUNIT_OUT/.config"
+
+echo
+echo "==================== rust-mm report ===================="
+echo "base tree     linux-source-6.12 $LINUX_DEB_VERSION (Linux $LINUX_KVER), $KSRC"
+echo "series        $(git -C "$KSRC" rev-list --count pristine..rust-mm) patches:"
+git -C "$KSRC" log --reverse --format='                %s' pristine..rust-mm
+echo "config        $(grep -E '^CONFIG_(RUST|MM_RMAP_ID|MM_RMAP_ID_KUNIT_TEST|TRANSPARENT_HUGEPAGE)=' "$cfg" 2>/dev/null | paste -sd' ')"
+if [ -f "$KUNIT_OUT/arch/x86/boot/bzImage" ]; then
+	echo "kernel        $KUNIT_OUT/arch/x86/boot/bzImage ($(stat -c %s "$KUNIT_OUT/arch/x86/boot/bzImage") bytes)"
+	echo "rust/mm       $(ls "$KUNIT_OUT"/rust/mm/*.o 2>/dev/null | xargs -r size 2>/dev/null | awk 'NR>1 {t+=$1; d+=$2} END {printf "text %d bytes, data %d bytes", t, d}')"
+fi
+echo "KUnit (x86_64 under QEMU TCG; full log $BUILD_DIR/kunit.log):"
+sed -n '/^  \(PASS\|FAIL\|SKIP\) /p; /^kunit: /p' "$BUILD_DIR/run-kunit.out"
+echo "sub-ID classes (computed at build time; docs/subid.md explains them):"
+(cd "$RUST_MM_TOP/rust/mm" && CARGO_TARGET_DIR="$BUILD_DIR/cargo" cargo run -q --locked --bin subid-tables -- --markdown) | sed 's/^/  /'
+echo "========================================================="
+if [ "$krc" -ne 0 ] || ! grep -q '^kunit: [0-9]* passed, 0 failed' "$BUILD_DIR/run-kunit.out"; then
+	tail -n 30 "$BUILD_DIR/run-kunit.out"
+	die "KUnit run failed (see above and $BUILD_DIR/kunit.log)"
+fi

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# `make test`: every test of rust-mm, then one line 'N passed, N failed'.
+#   1. host: cargo test of the kernel-independent core (rust/mm)
+#   2. series: the exported series applies with git am and quilt, giving
+#      exactly the prepared tree
+#   3. kernel: our KUnit suites, x86_64 under QEMU
+# A stage that breaks (does not build, guest crash) counts as a failure.
+set -uo pipefail
+# shellcheck source=scripts/env.sh
+. "$(dirname "$0")/env.sh"
+
+passed=0 failed=0
+add() { passed=$((passed + $1)); failed=$((failed + $2)); }
+mkdir -p "$BUILD_DIR"
+
+bash "$RUST_MM_TOP/scripts/setup.sh" || { echo "0 passed, 1 failed"; exit 1; }
+
+say "== host tests (cargo test, rust/mm) =="
+host_log="$BUILD_DIR/host-tests.log"
+(cd "$RUST_MM_TOP/rust/mm" && CARGO_TARGET_DIR="$BUILD_DIR/cargo" cargo test --locked 2>&1) |
+	tee "$host_log" | grep -E '^test |^test result|panicked|^error' 
+hp=$(sed -n 's/^test result: .* \([0-9][0-9]*\) passed; \([0-9][0-9]*\) failed.*/\1/p' "$host_log" | paste -sd+ | bc)
+hf=$(sed -n 's/^test result: .* \([0-9][0-9]*\) passed; \([0-9][0-9]*\) failed.*/\2/p' "$host_log" | paste -sd+ | bc)
+if [ -z "$hp" ] || grep -q '^error' "$host_log"; then
+	echo "rust-mm: host tests did not build or run (see $host_log)"
+	add "${hp:-0}" $(( ${hf:-0} + 1 ))
+else
+	add "$hp" "$hf"
+fi
+
+say "== tree and series =="
+if bash "$RUST_MM_TOP/scripts/prepare-tree.sh"; then
+	series_dir="$BUILD_DIR/series"
+	if bash "$RUST_MM_TOP/scripts/series.sh" export "$series_dir" >/dev/null; then
+		out="$(bash "$RUST_MM_TOP/scripts/series.sh" check "$series_dir" 2>&1)"
+		echo "$out"
+		ok=$(grep -c ': ok$' <<<"$out")
+		add "$ok" $((4 - ok))
+	else
+		add 0 4
+	fi
+
+	say "== KUnit (x86_64, QEMU) =="
+	kout="$(bash "$RUST_MM_TOP/scripts/run-kunit.sh" 2>&1 | tee /dev/stderr | tail -n 1)"
+	if [[ "$kout" =~ ^kunit:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
+		add "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}"
+	else
+		echo "rust-mm: KUnit did not produce results"
+		add 0 1
+	fi
+else
+	echo "rust-mm: the tree could not be prepared; kernel tests not run"
+	add 0 1
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
