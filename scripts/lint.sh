@@ -24,12 +24,15 @@ checkpatch() {
 }
 rustfmt_check() {
 	make -s -C "$KSRC" O="$KUNIT_OUT" "${KMAKE_OPTS[@]}" rustfmtcheck &&
-	(cd "$RUST_MM_TOP/rust/mm" && cargo fmt --check)
+	(cd "$RUST_MM_TOP/rust/mm" && cargo fmt --check &&
+	 rustfmt --check --config-path rustfmt.toml rust_mm.rs)
 }
 clippy_kernel() {
 	rm -f "$KUNIT_OUT/rust/mm/rust_mm.o"
-	make -C "$KSRC" O="$KUNIT_OUT" "${KMAKE_OPTS[@]}" CLIPPY=1 KRUSTFLAGS=-Dwarnings rust/mm/ 2>&1 |
-		tee /dev/stderr | { ! grep -E '^(warning|error)'; }
+	make -C "$KSRC" O="$KUNIT_OUT" "${KMAKE_OPTS[@]}" CLIPPY=1 KRUSTFLAGS=-Dwarnings rust/mm/ \
+		> "$BUILD_DIR/clippy-kernel.out" 2>&1 || { cat "$BUILD_DIR/clippy-kernel.out"; return 1; }
+	cat "$BUILD_DIR/clippy-kernel.out"
+	! grep -E '^(warning|error)' "$BUILD_DIR/clippy-kernel.out"
 }
 clippy_host() {
 	(cd "$RUST_MM_TOP/rust/mm" && CARGO_TARGET_DIR="$BUILD_DIR/cargo" \

@@ -53,7 +53,7 @@ inputs_hash() {
 	 sed -e '/^[[:space:]]*#/d' -e '/^[[:space:]]*$/d' kernel-patches/series |
 		sed 's|^|kernel-patches/|' | xargs cat &&
 	 cat scripts/rust-files.txt && xargs cat < scripts/rust-files.txt &&
-	 cat scripts/rust-mm.commit) | sha256sum | cut -d' ' -f1
+	 cat scripts/rust-mm.commit scripts/rust-mm.maintainers) | sha256sum | cut -d' ' -f1
 }
 want="$(inputs_hash)"
 if [ "$(cat "$KSRC/.rust-mm-applied" 2>/dev/null || true)" = "$want" ] &&
@@ -78,6 +78,17 @@ while read -r f; do
 	cp "$RUST_MM_TOP/$f" "$KSRC/$dst"
 	git_t add -f "$dst"
 done < "$RUST_MM_TOP/scripts/rust-files.txt"
+# Its MAINTAINERS section goes right after "MEMORY MANAGEMENT".
+python3 - "$KSRC/MAINTAINERS" "$RUST_MM_TOP/scripts/rust-mm.maintainers" <<'PY' ||
+import sys
+path, entry = sys.argv[1], open(sys.argv[2]).read()
+lines = open(path).read().split("\n")
+at = lines.index("MEMORY MAPPING")
+lines[at:at] = entry.rstrip("\n").split("\n") + [""]
+open(path, "w").write("\n".join(lines))
+PY
+	die "MAINTAINERS of this tree has no 'MEMORY MAPPING' section to insert before"
+git_t add MAINTAINERS
 # A stable date keeps `make series` output reproducible.
 rdate="$(git -C "$RUST_MM_TOP" log -1 --format=%aI -- rust/mm Kbuild 2>/dev/null || true)"
 GIT_AUTHOR_DATE="${rdate:-2026-11-21T00:00:00Z}" GIT_COMMITTER_DATE="${rdate:-2026-11-21T00:00:00Z}" \

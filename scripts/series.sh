@@ -31,6 +31,7 @@ case "${1:-}" in
 export)
 	dir="${2:?usage: series.sh export DIR}"
 	mkdir -p "$dir"
+	dir="$(cd "$dir" && pwd)"
 	rm -f "$dir"/[0-9][0-9][0-9][0-9]-*.patch "$dir/series"
 	format "$dir" pristine 1
 	write_series "$dir"

@@ -4,6 +4,7 @@
 #   2. series: the exported series applies with git am and quilt, giving
 #      exactly the prepared tree
 #   3. kernel: our KUnit suites, x86_64 under QEMU
+#   4. style gates: checkpatch --strict, rustfmt, clippy (kernel and host)
 # A stage that breaks (does not build, guest crash) counts as a failure.
 set -uo pipefail
 # shellcheck source=scripts/env.sh
@@ -41,13 +42,20 @@ if bash "$RUST_MM_TOP/scripts/prepare-tree.sh"; then
 	fi
 
 	say "== KUnit (x86_64, QEMU) =="
-	kout="$(bash "$RUST_MM_TOP/scripts/run-kunit.sh" 2>&1 | tee /dev/stderr | tail -n 1)"
+	bash "$RUST_MM_TOP/scripts/run-kunit.sh" 2>&1 | tee "$BUILD_DIR/kunit-stage.out"
+	kout="$(tail -n 1 "$BUILD_DIR/kunit-stage.out")"
 	if [[ "$kout" =~ ^kunit:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
 		add "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}"
 	else
 		echo "rust-mm: KUnit did not produce results"
 		add 0 1
 	fi
+
+	say "== style gates (checkpatch --strict, rustfmt, clippy) =="
+	lout="$(bash "$RUST_MM_TOP/scripts/lint.sh" 2>&1)"
+	grep '^lint: ' <<<"$lout"
+	ok=$(grep -c '^lint: .*: ok$' <<<"$lout")
+	add "$ok" $((4 - ok))
 else
 	echo "rust-mm: the tree could not be prepared; kernel tests not run"
 	add 0 1

@@ -43,11 +43,7 @@ unsafe impl Backend for IrqSaveSpinLockBackend {
     type State = bindings::spinlock_t;
     type GuardState = c_ulong;
 
-    unsafe fn init(
-        ptr: *mut Self::State,
-        name: *const c_char,
-        key: *mut bindings::lock_class_key,
-    ) {
+    unsafe fn init(ptr: *mut Self::State, name: *const c_char, key: *mut bindings::lock_class_key) {
         // SAFETY: The caller guarantees `ptr` is valid for writes and `name`
         // and `key` stay valid for reads indefinitely.
         unsafe { bindings::__spin_lock_init(ptr, name, key) }

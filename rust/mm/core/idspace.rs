@@ -196,7 +196,10 @@ impl<B: DerefMut<Target = Leaf>> IdSpace<B> {
             self.live += 1;
             return Attempt::Id((l * LEAF_BITS + w * 64 + bit) as u32);
         }
-        match self.leaves[..self.nr_leaves()].iter().position(|l| l.is_none()) {
+        match self.leaves[..self.nr_leaves()]
+            .iter()
+            .position(|l| l.is_none())
+        {
             Some(l) => Attempt::NeedLeaf(l),
             None => Attempt::Exhausted,
         }

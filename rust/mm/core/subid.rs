@@ -275,7 +275,10 @@ const fn build_classes() -> [Class; NR_CLASSES] {
         }
         values += 1;
     }
-    assert!(covered == MAX_ORDER, "MAX_VALUES values cannot serve MAX_ORDER");
+    assert!(
+        covered == MAX_ORDER,
+        "MAX_VALUES values cannot serve MAX_ORDER"
+    );
     classes
 }
 

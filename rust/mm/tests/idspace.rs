@@ -173,7 +173,7 @@ fn random_ops_match_a_lowest_free_model() {
     let mut rng = XorShift::new(42);
     for step in 0..200_000u32 {
         let r = rng.next();
-        if r % 3 != 0 || live.is_empty() {
+        if !r.is_multiple_of(3) || live.is_empty() {
             let expect = holes.first().copied().or((next <= max).then_some(next));
             match idspace::alloc(&a) {
                 Ok(id) => {
@@ -189,10 +189,13 @@ fn random_ops_match_a_lowest_free_model() {
                 }
             }
         } else {
-            let id = if r % 7 == 0 {
+            let id = if r.is_multiple_of(7) {
                 (rng.next() % u64::from(max + 2)) as u32
             } else {
-                *live.iter().nth((rng.next() % live.len() as u64) as usize).unwrap()
+                *live
+                    .iter()
+                    .nth((rng.next() % live.len() as u64) as usize)
+                    .unwrap()
             };
             let res = idspace::free(&a, id);
             if live.remove(&id) {
@@ -226,7 +229,7 @@ fn concurrent_alloc_and_free_never_hand_out_a_live_id_twice() {
                 let mut mine = Vec::new();
                 let mut rng = XorShift::new(t + 1);
                 for _ in 0..20_000 {
-                    if rng.next() % 3 == 0 && !mine.is_empty() {
+                    if rng.next().is_multiple_of(3) && !mine.is_empty() {
                         let id = mine.swap_remove((rng.next() % mine.len() as u64) as usize);
                         assert!(live.lock().unwrap().remove(&id));
                         idspace::free(&*a, id).unwrap();

@@ -8,7 +8,11 @@ pub struct XorShift(u64);
 impl XorShift {
     /// A generator seeded with `seed` (0 is replaced by a fixed constant).
     pub fn new(seed: u64) -> Self {
-        XorShift(if seed == 0 { 0x9e37_79b9_7f4a_7c15 } else { seed })
+        XorShift(if seed == 0 {
+            0x9e37_79b9_7f4a_7c15
+        } else {
+            seed
+        })
     }
 
     /// The next 64 random bits.
