@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make test`: every test of rust-mm, then one line 'N passed, N failed'.
-#   1. host: cargo test of the kernel-independent core (rust/mm)
+#   1. host: cargo test of the kernel-independent core (rust/mm), and the
+#      loom model checks of the atomic seqcount
 #   2. series: the exported series applies with git am and quilt, giving
 #      exactly the prepared tree
 #   3. kernel: our KUnit suites, x86_64 under QEMU
@@ -16,18 +17,37 @@ mkdir -p "$BUILD_DIR"
 
 bash "$RUST_MM_TOP/scripts/setup.sh" || { echo "0 passed, 1 failed"; exit 1; }
 
+# Count a cargo test log: sums of its "test result" lines; a build error or
+# a time-out counts as one failure.
+cargo_stage() { # NAME LOG RC
+	local p f
+	p=$(sed -n 's/^test result: .* \([0-9][0-9]*\) passed; \([0-9][0-9]*\) failed.*/\1/p' "$2" | paste -sd+ | bc)
+	f=$(sed -n 's/^test result: .* \([0-9][0-9]*\) passed; \([0-9][0-9]*\) failed.*/\2/p' "$2" | paste -sd+ | bc)
+	if [ "$3" -eq 124 ]; then
+		echo "rust-mm: $1 timed out (a deadlock?): see $2"
+		add "${p:-0}" $(( ${f:-0} + 1 ))
+	elif [ -z "$p" ] || grep -q '^error' "$2"; then
+		echo "rust-mm: $1 did not build or run (see $2)"
+		add "${p:-0}" $(( ${f:-0} + 1 ))
+	else
+		add "$p" "$f"
+	fi
+}
+
 say "== host tests (cargo test, rust/mm) =="
 host_log="$BUILD_DIR/host-tests.log"
-(cd "$RUST_MM_TOP/rust/mm" && CARGO_TARGET_DIR="$BUILD_DIR/cargo" cargo test --locked 2>&1) |
-	tee "$host_log" | grep -E '^test |^test result|panicked|^error' 
-hp=$(sed -n 's/^test result: .* \([0-9][0-9]*\) passed; \([0-9][0-9]*\) failed.*/\1/p' "$host_log" | paste -sd+ | bc)
-hf=$(sed -n 's/^test result: .* \([0-9][0-9]*\) passed; \([0-9][0-9]*\) failed.*/\2/p' "$host_log" | paste -sd+ | bc)
-if [ -z "$hp" ] || grep -q '^error' "$host_log"; then
-	echo "rust-mm: host tests did not build or run (see $host_log)"
-	add "${hp:-0}" $(( ${hf:-0} + 1 ))
-else
-	add "$hp" "$hf"
-fi
+(cd "$RUST_MM_TOP/rust/mm" && CARGO_TARGET_DIR="$BUILD_DIR/cargo" timeout 900 cargo test --locked 2>&1) > "$host_log"
+rc=$?
+grep -E '^test |^test result|panicked|^error' "$host_log"
+cargo_stage "host tests" "$host_log" "$rc"
+
+say "== loom model checks (cargo test --cfg loom, rust/mm) =="
+loom_log="$BUILD_DIR/loom-tests.log"
+(cd "$RUST_MM_TOP/rust/mm" && RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR="$BUILD_DIR/cargo-loom" \
+	timeout 1800 cargo test --locked --release --test loom 2>&1) > "$loom_log"
+rc=$?
+grep -E '^test |^test result|panicked|^error' "$loom_log"
+cargo_stage "loom model checks" "$loom_log" "$rc"
 
 say "== tree and series =="
 if bash "$RUST_MM_TOP/scripts/prepare-tree.sh"; then

@@ -9,4 +9,5 @@
 #![no_std]
 
 pub mod idspace;
+pub mod seqcount;
 pub mod subid;
