@@ -8,7 +8,7 @@ set -euo pipefail
 # shellcheck source=scripts/env.sh
 . "$(dirname "$0")/env.sh"
 
-SUITES="${KUNIT_SUITES:-rmap_id}"
+SUITES="${KUNIT_SUITES:-rmap_id atomic_seqcount}"
 RESULTS="$BUILD_DIR/kunit-results.json"
 LOG="$BUILD_DIR/kunit.log"
 
@@ -27,7 +27,7 @@ set +e
 	--arch=x86_64 --build_dir="$KUNIT_OUT" \
 	--kunitconfig="$RUST_MM_TOP/tests/kunit/rust_mm.kunitconfig" \
 	--jobs="$(nproc)" --timeout=900 \
-	--kernel_args=panic=-1 --qemu_args=-no-reboot \
+	--kernel_args=panic=-1 --qemu_args="-no-reboot -smp 2" \
 	"${make_opts[@]}" --json="$RESULTS" ${KUNIT_EXTRA:-} "$glob") 2>&1 | tee "$LOG" |
 	grep -v -E '^\$ make|^Populating config|^Building with' || true
 set -e

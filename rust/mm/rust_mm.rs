@@ -3,15 +3,19 @@
 //! Rust parts of the mm subsystem.
 //!
 //! Precise "mapped shared" tracking of large folios with rmap IDs: the
-//! rmap-ID allocator and the sub-ID tables. C reaches this crate only
-//! through `include/linux/rmap_id.h` (see [`rmap_id`]).
+//! rmap-ID allocator, the sub-ID tables and the atomic seqcount. C reaches
+//! this crate only through `include/linux/rmap_id.h` (see [`rmap_id`]) and
+//! `include/linux/atomic_seqcount.h` (see [`atomic_seqcount`]).
 //!
-//! [`subid`] and [`idspace`] are kernel-independent: the same files are
-//! built and tested on the host with cargo (`rust/mm/Cargo.toml`).
+//! [`subid`], [`idspace`] and [`seqcount`] are kernel-independent: the same
+//! files are built and tested on the host with cargo (`rust/mm/Cargo.toml`).
 
+pub mod atomic_seqcount;
 #[path = "core/idspace.rs"]
 pub mod idspace;
 pub mod rmap_id;
+#[path = "core/seqcount.rs"]
+pub mod seqcount;
 #[path = "core/subid.rs"]
 pub mod subid;
 

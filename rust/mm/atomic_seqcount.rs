@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The C API of the atomic seqcount (`include/linux/atomic_seqcount.h`).
+//!
+//! The word lives in memory owned by C (an `atomic_seqcount_t`, later
+//! inside `struct folio`); these functions view it as a
+//! [`crate::seqcount::AtomicSeqcount`]. A write section disables preemption
+//! from begin to end, as the RAII guards do in Rust.
+//!
+//! Fast-path cost (uncontended, exclusive): begin is one atomic RMW
+//! (`lock xadd` on x86_64, `ldadda` on arm64 LSE) plus `preempt_disable()`;
+//! end is one atomic RMW plus `preempt_enable()`. Each is one out-of-line
+//! call from C.
+
+use kernel::bindings;
+use kernel::error::code::EINVAL;
+use kernel::ffi::c_int;
+
+use crate::seqcount::{AtomicSeqcount, Mode, Preempt, MAX_WRITERS};
+
+// One writer per CPU at most (sections disable preemption, do not nest on
+// one seqcount and are not used in interrupt context): the writer fields
+// cannot overflow if they can count NR_CPUS.
+const _: () = assert!(bindings::CONFIG_NR_CPUS as u64 <= MAX_WRITERS);
+
+// `atomic_seqcount_t` is one `atomic64_t`: same size and alignment as the
+// Rust type we view it as.
+const _: () = {
+    assert!(core::mem::size_of::<bindings::atomic_seqcount_t>() == 8);
+    assert!(core::mem::align_of::<bindings::atomic_seqcount_t>() == 8);
+    assert!(core::mem::size_of::<AtomicSeqcount>() == 8);
+    assert!(core::mem::align_of::<AtomicSeqcount>() == 8);
+    assert!(bindings::ATOMIC_SEQCOUNT_SHARED == 0);
+    assert!(bindings::ATOMIC_SEQCOUNT_EXCLUSIVE == 1);
+};
+
+/// The kernel's preemption control.
+pub struct KernelPreempt;
+
+impl Preempt for KernelPreempt {
+    fn disable() {
+        // SAFETY: `preempt_disable()` has no preconditions; it nests.
+        unsafe { bindings::preempt_disable() }
+    }
+
+    fn enable() {
+        // SAFETY: Only called to pair a previous `disable()` (the guards and
+        // the C API below pair them).
+        unsafe { bindings::preempt_enable() }
+    }
+}
+
+/// View the C word as a seqcount.
+///
+/// # Safety
+///
+/// `s` points to a live, initialised `atomic_seqcount_t` that C accesses
+/// only atomically, for the duration of `'a`.
+unsafe fn seqcount<'a>(s: *const bindings::atomic_seqcount_t) -> &'a AtomicSeqcount {
+    // SAFETY: By the safety requirements `s` is valid; the layouts match
+    // (checked above) and `AtomicSeqcount` is `repr(transparent)` over an
+    // `AtomicU64`, which may alias memory that C accesses atomically.
+    unsafe { &*s.cast::<AtomicSeqcount>() }
+}
+
+fn mode_to_c(mode: Mode) -> c_int {
+    match mode {
+        Mode::Shared => bindings::ATOMIC_SEQCOUNT_SHARED as c_int,
+        Mode::Exclusive => bindings::ATOMIC_SEQCOUNT_EXCLUSIVE as c_int,
+    }
+}
+
+/// Enter a shared write section. Returns `ATOMIC_SEQCOUNT_SHARED`.
+///
+/// # Safety
+///
+/// `s` points to a live `atomic_seqcount_t`.
+#[no_mangle]
+pub unsafe extern "C" fn __atomic_seqcount_write_begin_shared(
+    s: *mut bindings::atomic_seqcount_t,
+) -> c_int {
+    KernelPreempt::disable();
+    // SAFETY: Forwarded from this function's safety requirements.
+    unsafe { seqcount(s) }.begin_shared();
+    mode_to_c(Mode::Shared)
+}
+
+/// Enter a write section, exclusive if no other writer is inside (one
+/// atomic add-return). Returns the mode to pass to the end.
+///
+/// # Safety
+///
+/// `s` points to a live `atomic_seqcount_t`.
+#[no_mangle]
+pub unsafe extern "C" fn __atomic_seqcount_write_begin(
+    s: *mut bindings::atomic_seqcount_t,
+) -> c_int {
+    KernelPreempt::disable();
+    // SAFETY: Forwarded from this function's safety requirements.
+    mode_to_c(unsafe { seqcount(s) }.begin_exclusive())
+}
+
+/// As [`__atomic_seqcount_write_begin`], with load + cmpxchg instead of
+/// add-return (kept for comparison).
+///
+/// # Safety
+///
+/// `s` points to a live `atomic_seqcount_t`.
+#[no_mangle]
+pub unsafe extern "C" fn __atomic_seqcount_write_begin_cmpxchg(
+    s: *mut bindings::atomic_seqcount_t,
+) -> c_int {
+    KernelPreempt::disable();
+    // SAFETY: Forwarded from this function's safety requirements.
+    mode_to_c(unsafe { seqcount(s) }.begin_exclusive_cmpxchg())
+}
+
+/// Leave a write section entered in `mode`. Returns 0, or `-EINVAL` with
+/// nothing changed (preemption left as it is) if no section of that mode
+/// was open or `mode` is not a mode.
+///
+/// # Safety
+///
+/// `s` points to a live `atomic_seqcount_t`.
+#[no_mangle]
+pub unsafe extern "C" fn __atomic_seqcount_write_end(
+    s: *mut bindings::atomic_seqcount_t,
+    mode: c_int,
+) -> c_int {
+    let mode = match mode as u32 {
+        bindings::ATOMIC_SEQCOUNT_SHARED => Mode::Shared,
+        bindings::ATOMIC_SEQCOUNT_EXCLUSIVE => Mode::Exclusive,
+        _ => return EINVAL.to_errno(),
+    };
+    // SAFETY: Forwarded from this function's safety requirements.
+    match unsafe { seqcount(s) }.end(mode) {
+        Ok(()) => {
+            KernelPreempt::enable();
+            0
+        }
+        Err(_) => EINVAL.to_errno(),
+    }
+}
+
+/// Wait until no writer is inside; returns the value for the retry check.
+///
+/// # Safety
+///
+/// `s` points to a live `atomic_seqcount_t`.
+#[no_mangle]
+pub unsafe extern "C" fn atomic_seqcount_read_begin(s: *const bindings::atomic_seqcount_t) -> u64 {
+    // SAFETY: Forwarded from this function's safety requirements.
+    unsafe { seqcount(s) }.read_begin()
+}
+
+/// Whether data read since `start` may be inconsistent.
+///
+/// # Safety
+///
+/// `s` points to a live `atomic_seqcount_t`.
+#[no_mangle]
+pub unsafe extern "C" fn atomic_seqcount_read_retry(
+    s: *const bindings::atomic_seqcount_t,
+    start: u64,
+) -> bool {
+    // SAFETY: Forwarded from this function's safety requirements.
+    unsafe { seqcount(s) }.read_retry(start)
+}
+
+/// Store the word in `*start` and return true if no writer is inside;
+/// return false (a caller may give up, e.g. answer "maybe shared")
+/// otherwise.
+///
+/// # Safety
+///
+/// `s` points to a live `atomic_seqcount_t`; `start` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn atomic_seqcount_raw_read(
+    s: *const bindings::atomic_seqcount_t,
+    start: *mut u64,
+) -> bool {
+    // SAFETY: Forwarded from this function's safety requirements.
+    match unsafe { seqcount(s) }.raw_read() {
+        Some(v) if !start.is_null() => {
+            // SAFETY: The caller guarantees `start` is valid for a write.
+            unsafe { start.write(v) };
+            true
+        }
+        _ => false,
+    }
+}
