@@ -6,15 +6,16 @@
 #   make test    every test (host cargo tests, series checks, KUnit), ending
 #                with one line 'N passed, N failed'
 #
-# Other targets: setup doctor prepare series subid-tables docs-tables
-# rust-project lint refresh-patches clean.  See README.md.
+# Other targets: setup doctor prepare kunit kcsan series subid-tables
+# docs-tables bench-seqcount rust-project lint refresh-patches clean.
+# See README.md.
 
 SHELL := /bin/bash
 S := scripts
 SERIES_DIR ?= build/series
 
 .PHONY: all run test setup doctor prepare series subid-tables docs-tables \
-	rust-project lint host-test kunit refresh-patches clean
+	rust-project lint host-test kunit kcsan bench-seqcount refresh-patches clean
 
 all: run
 
@@ -38,6 +39,12 @@ host-test: setup
 
 kunit: prepare
 	@bash $(S)/run-kunit.sh
+
+kcsan: prepare
+	@bash $(S)/run-kcsan.sh
+
+bench-seqcount: setup
+	@bash $(S)/bench-seqcount.sh
 
 series: prepare
 	@bash $(S)/series.sh export $(abspath $(SERIES_DIR))

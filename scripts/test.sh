@@ -5,7 +5,8 @@
 #   2. series: the exported series applies with git am and quilt, giving
 #      exactly the prepared tree
 #   3. kernel: our KUnit suites, x86_64 under QEMU
-#   4. style gates: checkpatch --strict, rustfmt, clippy (kernel and host)
+#   4. the same KUnit suites in a KCSAN build, and no KCSAN report from us
+#   5. style gates: checkpatch --strict, rustfmt, clippy (kernel and host)
 # A stage that breaks (does not build, guest crash) counts as a failure.
 set -uo pipefail
 # shellcheck source=scripts/env.sh
@@ -68,6 +69,22 @@ if bash "$RUST_MM_TOP/scripts/prepare-tree.sh"; then
 		add "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}"
 	else
 		echo "rust-mm: KUnit did not produce results"
+		add 0 1
+	fi
+
+	say "== KUnit in a KCSAN build (x86_64, QEMU) =="
+	bash "$RUST_MM_TOP/scripts/run-kcsan.sh" 2>&1 | tee "$BUILD_DIR/kcsan-stage.out"
+	kout="$(tail -n 1 "$BUILD_DIR/kcsan-stage.out")"
+	if [[ "$kout" =~ ^kunit:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
+		add "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}"
+	else
+		add 0 1
+	fi
+	# One more check: no KCSAN report from our code.
+	if grep -q '^kcsan: [0-9]* reports (0 from rust-mm code)' "$BUILD_DIR/kcsan-stage.out"; then
+		add 1 0
+	else
+		echo "rust-mm: KCSAN reported a data race in rust-mm code (or did not run)"
 		add 0 1
 	fi
 

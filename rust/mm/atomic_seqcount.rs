@@ -2,7 +2,7 @@
 
 //! The C API of the atomic seqcount (`include/linux/atomic_seqcount.h`).
 //!
-//! The word lives in memory owned by C (an `atomic_seqcount_t`, later
+//! The word lives in memory owned by C (an `struct atomic_seqcount`, later
 //! inside `struct folio`); these functions view it as a
 //! [`crate::seqcount::AtomicSeqcount`]. A write section disables preemption
 //! from begin to end, as the RAII guards do in Rust.
@@ -23,11 +23,11 @@ use crate::seqcount::{AtomicSeqcount, Mode, Preempt, MAX_WRITERS};
 // cannot overflow if they can count NR_CPUS.
 const _: () = assert!(bindings::CONFIG_NR_CPUS as u64 <= MAX_WRITERS);
 
-// `atomic_seqcount_t` is one `atomic64_t`: same size and alignment as the
+// `struct atomic_seqcount` is one `atomic64_t`: same size and alignment as the
 // Rust type we view it as.
 const _: () = {
-    assert!(core::mem::size_of::<bindings::atomic_seqcount_t>() == 8);
-    assert!(core::mem::align_of::<bindings::atomic_seqcount_t>() == 8);
+    assert!(core::mem::size_of::<bindings::atomic_seqcount>() == 8);
+    assert!(core::mem::align_of::<bindings::atomic_seqcount>() == 8);
     assert!(core::mem::size_of::<AtomicSeqcount>() == 8);
     assert!(core::mem::align_of::<AtomicSeqcount>() == 8);
     assert!(bindings::ATOMIC_SEQCOUNT_SHARED == 0);
@@ -54,9 +54,9 @@ impl Preempt for KernelPreempt {
 ///
 /// # Safety
 ///
-/// `s` points to a live, initialised `atomic_seqcount_t` that C accesses
+/// `s` points to a live, initialised `struct atomic_seqcount` that C accesses
 /// only atomically, for the duration of `'a`.
-unsafe fn seqcount<'a>(s: *const bindings::atomic_seqcount_t) -> &'a AtomicSeqcount {
+unsafe fn seqcount<'a>(s: *const bindings::atomic_seqcount) -> &'a AtomicSeqcount {
     // SAFETY: By the safety requirements `s` is valid; the layouts match
     // (checked above) and `AtomicSeqcount` is `repr(transparent)` over an
     // `AtomicU64`, which may alias memory that C accesses atomically.
@@ -74,10 +74,10 @@ fn mode_to_c(mode: Mode) -> c_int {
 ///
 /// # Safety
 ///
-/// `s` points to a live `atomic_seqcount_t`.
+/// `s` points to a live `struct atomic_seqcount`.
 #[no_mangle]
 pub unsafe extern "C" fn __atomic_seqcount_write_begin_shared(
-    s: *mut bindings::atomic_seqcount_t,
+    s: *mut bindings::atomic_seqcount,
 ) -> c_int {
     KernelPreempt::disable();
     // SAFETY: Forwarded from this function's safety requirements.
@@ -90,11 +90,9 @@ pub unsafe extern "C" fn __atomic_seqcount_write_begin_shared(
 ///
 /// # Safety
 ///
-/// `s` points to a live `atomic_seqcount_t`.
+/// `s` points to a live `struct atomic_seqcount`.
 #[no_mangle]
-pub unsafe extern "C" fn __atomic_seqcount_write_begin(
-    s: *mut bindings::atomic_seqcount_t,
-) -> c_int {
+pub unsafe extern "C" fn __atomic_seqcount_write_begin(s: *mut bindings::atomic_seqcount) -> c_int {
     KernelPreempt::disable();
     // SAFETY: Forwarded from this function's safety requirements.
     mode_to_c(unsafe { seqcount(s) }.begin_exclusive())
@@ -105,10 +103,10 @@ pub unsafe extern "C" fn __atomic_seqcount_write_begin(
 ///
 /// # Safety
 ///
-/// `s` points to a live `atomic_seqcount_t`.
+/// `s` points to a live `struct atomic_seqcount`.
 #[no_mangle]
 pub unsafe extern "C" fn __atomic_seqcount_write_begin_cmpxchg(
-    s: *mut bindings::atomic_seqcount_t,
+    s: *mut bindings::atomic_seqcount,
 ) -> c_int {
     KernelPreempt::disable();
     // SAFETY: Forwarded from this function's safety requirements.
@@ -121,10 +119,10 @@ pub unsafe extern "C" fn __atomic_seqcount_write_begin_cmpxchg(
 ///
 /// # Safety
 ///
-/// `s` points to a live `atomic_seqcount_t`.
+/// `s` points to a live `struct atomic_seqcount`.
 #[no_mangle]
 pub unsafe extern "C" fn __atomic_seqcount_write_end(
-    s: *mut bindings::atomic_seqcount_t,
+    s: *mut bindings::atomic_seqcount,
     mode: c_int,
 ) -> c_int {
     let mode = match mode as u32 {
@@ -146,9 +144,9 @@ pub unsafe extern "C" fn __atomic_seqcount_write_end(
 ///
 /// # Safety
 ///
-/// `s` points to a live `atomic_seqcount_t`.
+/// `s` points to a live `struct atomic_seqcount`.
 #[no_mangle]
-pub unsafe extern "C" fn atomic_seqcount_read_begin(s: *const bindings::atomic_seqcount_t) -> u64 {
+pub unsafe extern "C" fn atomic_seqcount_read_begin(s: *const bindings::atomic_seqcount) -> u64 {
     // SAFETY: Forwarded from this function's safety requirements.
     unsafe { seqcount(s) }.read_begin()
 }
@@ -157,10 +155,10 @@ pub unsafe extern "C" fn atomic_seqcount_read_begin(s: *const bindings::atomic_s
 ///
 /// # Safety
 ///
-/// `s` points to a live `atomic_seqcount_t`.
+/// `s` points to a live `struct atomic_seqcount`.
 #[no_mangle]
 pub unsafe extern "C" fn atomic_seqcount_read_retry(
-    s: *const bindings::atomic_seqcount_t,
+    s: *const bindings::atomic_seqcount,
     start: u64,
 ) -> bool {
     // SAFETY: Forwarded from this function's safety requirements.
@@ -173,10 +171,10 @@ pub unsafe extern "C" fn atomic_seqcount_read_retry(
 ///
 /// # Safety
 ///
-/// `s` points to a live `atomic_seqcount_t`; `start` is valid for a write.
+/// `s` points to a live `struct atomic_seqcount`; `start` is valid for a write.
 #[no_mangle]
 pub unsafe extern "C" fn atomic_seqcount_raw_read(
-    s: *const bindings::atomic_seqcount_t,
+    s: *const bindings::atomic_seqcount,
     start: *mut u64,
 ) -> bool {
     // SAFETY: Forwarded from this function's safety requirements.

@@ -17,7 +17,7 @@
 //! | bits | field | meaning |
 //! |---|---|---|
 //! | `0 .. WRITER_BITS` | shared | writers inside in shared mode |
-//! | `WRITER_BITS .. 2 * WRITER_BITS` | exclusive | exclusive attempts inside (at most one succeeds) |
+//! | `WRITER_BITS .. 2 * WRITER_BITS` | exclusive | exclusive attempts inside |
 //! | `2 * WRITER_BITS .. 64` | sequence | incremented by every writer on entry |
 //!
 //! Each field counts at most one section per CPU: sections run with

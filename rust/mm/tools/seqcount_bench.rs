@@ -78,6 +78,9 @@ fn atomics_only(w: &Words) {
     w.value.fetch_add(0x1234, Ordering::Relaxed);
 }
 
+/// A named benchmark case.
+type Case = (&'static str, fn(&Words));
+
 fn time(f: fn(&Words), iters: u64, runs: u32) -> f64 {
     let w = Words {
         seq: AtomicSeqcount::new(),
@@ -103,7 +106,7 @@ fn main() {
     let nums: Vec<u64> = args.iter().filter_map(|a| a.parse().ok()).collect();
     let iters = nums.first().copied().unwrap_or(20_000_000);
     let runs = nums.get(1).copied().unwrap_or(5) as u32;
-    let cases: [(&str, fn(&Words)); 6] = [
+    let cases: [Case; 6] = [
         ("exclusive (add-return)", exclusive),
         ("exclusive (cmpxchg)", exclusive_cmpxchg),
         ("shared", shared),
