@@ -1,35 +1,45 @@
 #!/usr/bin/env bash
 # Build the patched kernel for x86_64 with our KUnit suites and run them
-# under QEMU (TCG) with kunit.py.  Writes build/kunit-results.json and
-# prints kunit.py's report, then one line 'kunit: N passed, N failed, ...'.
-#   KUNIT_SUITES   suites to run and count (default: all of ours)
-#   KUNIT_EXTRA    extra kunit.py arguments
+# under QEMU (TCG, 2 vCPUs) with kunit.py.  Prints kunit.py's report, then
+# one line per test case of our suites and 'kunit: N passed, N failed, ...'.
+# Settings (environment):
+#   KUNIT_SUITES        suites to count (default: all of ours)
+#   KUNIT_BUILD         build directory (default build/kunit-x86_64)
+#   KUNIT_RESULTS       JSON results (default build/kunit-results.json)
+#   KUNIT_LOG           kunit.py's output (default build/kunit.log)
+#   KUNIT_KCONFIG_ADD   extra CONFIG_X=y options, space separated
 set -euo pipefail
 # shellcheck source=scripts/env.sh
 . "$(dirname "$0")/env.sh"
 
 SUITES="${KUNIT_SUITES:-rmap_id atomic_seqcount}"
-RESULTS="$BUILD_DIR/kunit-results.json"
-LOG="$BUILD_DIR/kunit.log"
+OUT="${KUNIT_BUILD:-$KUNIT_OUT}"
+RESULTS="${KUNIT_RESULTS:-$BUILD_DIR/kunit-results.json}"
+LOG="${KUNIT_LOG:-$BUILD_DIR/kunit.log}"
 
 [ -f "$KSRC/.rust-mm-applied" ] || die "the tree is not prepared (run: make prepare)"
-mkdir -p "$KUNIT_OUT"
+mkdir -p "$OUT"
 rm -f "$RESULTS"
 
-make_opts=()
-for o in "${KMAKE_OPTS[@]}"; do make_opts+=(--make_options "$o"); done
+args=()
+for o in "${KMAKE_OPTS[@]}"; do args+=(--make_options "$o"); done
+for c in ${KUNIT_KCONFIG_ADD:-}; do args+=(--kconfig_add "$c"); done
 
-say "building and booting the KUnit kernel (x86_64, QEMU TCG); log: $LOG"
+say "building and booting the KUnit kernel in $OUT (x86_64, QEMU TCG, 2 vCPUs); log: $LOG"
+# The kunitconfig enables only our suites, so no filter is needed (the
+# kernel's kunit.filter_glob takes a single glob, not a list).
 set +e
-# shellcheck disable=SC2086
 (cd "$KSRC" && python3 tools/testing/kunit/kunit.py run \
-	--arch=x86_64 --build_dir="$KUNIT_OUT" \
+	--arch=x86_64 --build_dir="$OUT" \
 	--kunitconfig="$RUST_MM_TOP/tests/kunit/rust_mm.kunitconfig" \
-	--jobs="$(nproc)" --timeout=900 \
+	--jobs="$(nproc)" --timeout=1800 \
 	--kernel_args=panic=-1 --qemu_args="-no-reboot -smp 2" \
-	"${make_opts[@]}" --json="$RESULTS" ${KUNIT_EXTRA:-}) 2>&1 | tee "$LOG" |
+	"${args[@]}" --json="$RESULTS") 2>&1 | tee "$LOG" |
 	grep -v -E '^\$ make|^Populating config|^Building with' || true
 set -e
 [ -s "$RESULTS" ] || die "KUnit produced no results (build or boot failure): see $LOG"
+for c in ${KUNIT_KCONFIG_ADD:-}; do
+	grep -qx "$c" "$OUT/.config" || die "$c did not stick in $OUT/.config"
+done
 # shellcheck disable=SC2086
 python3 "$RUST_MM_TOP/scripts/kunit-count.py" "$RESULTS" $SUITES

@@ -35,6 +35,19 @@ cargo_stage() { # NAME LOG RC
 	fi
 }
 
+# Run a KUnit script and count its last line 'kunit: N passed, N failed'.
+kunit_stage() { # SCRIPT OUTFILE
+	bash "$RUST_MM_TOP/scripts/$1" 2>&1 | tee "$BUILD_DIR/$2"
+	local last
+	last="$(tail -n 1 "$BUILD_DIR/$2")"
+	if [[ "$last" =~ ^kunit:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
+		add "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}"
+	else
+		echo "rust-mm: $1 did not produce KUnit results"
+		add 0 1
+	fi
+}
+
 say "== host tests (cargo test, rust/mm) =="
 host_log="$BUILD_DIR/host-tests.log"
 (cd "$RUST_MM_TOP/rust/mm" && CARGO_TARGET_DIR="$BUILD_DIR/cargo" timeout 900 cargo test --locked 2>&1) > "$host_log"
@@ -63,23 +76,10 @@ if bash "$RUST_MM_TOP/scripts/prepare-tree.sh"; then
 	fi
 
 	say "== KUnit (x86_64, QEMU) =="
-	bash "$RUST_MM_TOP/scripts/run-kunit.sh" 2>&1 | tee "$BUILD_DIR/kunit-stage.out"
-	kout="$(tail -n 1 "$BUILD_DIR/kunit-stage.out")"
-	if [[ "$kout" =~ ^kunit:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
-		add "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}"
-	else
-		echo "rust-mm: KUnit did not produce results"
-		add 0 1
-	fi
+	kunit_stage run-kunit.sh kunit-stage.out
 
 	say "== KUnit in a KCSAN build (x86_64, QEMU) =="
-	bash "$RUST_MM_TOP/scripts/run-kcsan.sh" 2>&1 | tee "$BUILD_DIR/kcsan-stage.out"
-	kout="$(tail -n 1 "$BUILD_DIR/kcsan-stage.out")"
-	if [[ "$kout" =~ ^kunit:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
-		add "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}"
-	else
-		add 0 1
-	fi
+	kunit_stage run-kcsan.sh kcsan-stage.out
 	# One more check: no KCSAN report from our code.
 	if grep -q '^kcsan: [0-9]* reports (0 from rust-mm code)' "$BUILD_DIR/kcsan-stage.out"; then
 		add 1 0
