@@ -6,7 +6,7 @@
 #   make test    every test (host cargo tests, series checks, KUnit), ending
 #                with one line 'N passed, N failed'
 #
-# Other targets: setup doctor prepare kunit kcsan series subid-tables
+# Other targets: setup doctor prepare kunit kcsan userspace series subid-tables
 # docs-tables bench-seqcount rust-project lint refresh-patches clean.
 # See README.md.
 
@@ -15,7 +15,8 @@ S := scripts
 SERIES_DIR ?= build/series
 
 .PHONY: all run test setup doctor prepare series subid-tables docs-tables \
-	rust-project lint host-test kunit kcsan bench-seqcount refresh-patches clean
+	rust-project lint host-test kunit kcsan userspace bench-seqcount \
+	refresh-patches clean
 
 all: run
 
@@ -42,6 +43,9 @@ kunit: prepare
 
 kcsan: prepare
 	@bash $(S)/run-kcsan.sh
+
+userspace: kunit
+	@bash $(S)/run-userspace.sh
 
 bench-seqcount: setup
 	@bash $(S)/bench-seqcount.sh

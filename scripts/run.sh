@@ -8,6 +8,11 @@ set -euo pipefail
 set +e
 bash "$RUST_MM_TOP/scripts/run-kunit.sh" > "$BUILD_DIR/run-kunit.out" 2>&1
 krc=$?
+urc=1
+if [ "$krc" -eq 0 ]; then
+	bash "$RUST_MM_TOP/scripts/run-userspace.sh" > "$BUILD_DIR/run-userspace.out" 2>&1
+	urc=$?
+fi
 set -e
 cfg="$KUNIT_OUT/.config"
 
@@ -23,6 +28,8 @@ if [ -f "$KUNIT_OUT/arch/x86/boot/bzImage" ]; then
 fi
 echo "KUnit (x86_64 under QEMU TCG; full log $BUILD_DIR/kunit.log):"
 sed -n '/^  \(PASS\|FAIL\|SKIP\) /p; /^kunit: /p' "$BUILD_DIR/run-kunit.out"
+echo "userspace tests (same kernel booted with an initramfs; console $BUILD_DIR/userspace.log):"
+sed -n '/^  rustmm_/p; /^  ksft_/p; /^userspace: /p; /^rust-mm: /p' "$BUILD_DIR/run-userspace.out" 2>/dev/null
 echo "sub-ID classes (computed at build time; docs/subid.md explains them):"
 (cd "$RUST_MM_TOP/rust/mm" && CARGO_TARGET_DIR="$BUILD_DIR/cargo" cargo run -q --locked --bin subid-tables -- --markdown) | sed 's/^/  /'
 echo "========================================================="
@@ -30,3 +37,4 @@ if [ "$krc" -ne 0 ] || ! grep -q '^kunit: [0-9]* passed, 0 failed' "$BUILD_DIR/r
 	tail -n 30 "$BUILD_DIR/run-kunit.out"
 	die "KUnit run failed (see above and $BUILD_DIR/kunit.log)"
 fi
+[ "$urc" -eq 0 ] || die "userspace tests failed (see above and $BUILD_DIR/userspace.log)"

@@ -4,7 +4,9 @@
 #      loom model checks of the atomic seqcount
 #   2. series: the exported series applies with git am and quilt, giving
 #      exactly the prepared tree
-#   3. kernel: our KUnit suites, x86_64 under QEMU
+#   3. kernel: our KUnit suites, x86_64 under QEMU; the same kernel booted
+#      with an initramfs of userspace COW-isolation tests; and a host run
+#      showing those tests catch a leak (MAP_SHARED self-check)
 #   4. the same KUnit suites in a KCSAN build, and no KCSAN report from us
 #   5. style gates: checkpatch --strict, rustfmt, clippy (kernel and host)
 # A stage that breaks (does not build, guest crash) counts as a failure.
@@ -35,17 +37,22 @@ cargo_stage() { # NAME LOG RC
 	fi
 }
 
-# Run a KUnit script and count its last line 'kunit: N passed, N failed'.
-kunit_stage() { # SCRIPT OUTFILE
-	bash "$RUST_MM_TOP/scripts/$1" 2>&1 | tee "$BUILD_DIR/$2"
+# Run a command and count its last line '<TAG>: N passed, N failed'; no
+# such line is one failure.
+line_stage() { # TAG COMMAND OUTFILE
+	bash $2 2>&1 | tee "$BUILD_DIR/$3"
 	local last
-	last="$(tail -n 1 "$BUILD_DIR/$2")"
-	if [[ "$last" =~ ^kunit:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
+	last="$(tail -n 1 "$BUILD_DIR/$3")"
+	if [[ "$last" =~ ^$1:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
 		add "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}"
 	else
-		echo "rust-mm: $1 did not produce KUnit results"
+		echo "rust-mm: $2 did not report results"
 		add 0 1
 	fi
+}
+
+kunit_stage() { # SCRIPT OUTFILE
+	line_stage kunit "$RUST_MM_TOP/scripts/$1" "$2"
 }
 
 say "== host tests (cargo test, rust/mm) =="
@@ -77,6 +84,11 @@ if bash "$RUST_MM_TOP/scripts/prepare-tree.sh"; then
 
 	say "== KUnit (x86_64, QEMU) =="
 	kunit_stage run-kunit.sh kunit-stage.out
+
+	say "== userspace tests booted in QEMU (x86_64, initramfs) =="
+	line_stage userspace "$RUST_MM_TOP/scripts/run-userspace.sh" userspace-stage.out
+	say "== the userspace checks can fail (host, MAP_SHARED self-check) =="
+	line_stage selfcheck "$RUST_MM_TOP/scripts/run-userspace.sh --selfcheck" selfcheck-stage.out
 
 	say "== KUnit in a KCSAN build (x86_64, QEMU) =="
 	kunit_stage run-kcsan.sh kcsan-stage.out

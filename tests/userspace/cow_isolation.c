@@ -1,0 +1,470 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * COW isolation of PTE-mapped anonymous THP across fork: no process may
+ * ever read what another process wrote after fork. Every scenario checks
+ * data byte for byte in every process involved. These must pass on any
+ * correct kernel -- the base 6.12 (which always copies) and the patched one
+ * with COW reuse: a scenario that fails is a cross-process data leak.
+ *
+ * Each scenario prints "RUSTMM-TEST cow_isolation.<name> PASS|FAIL|SKIP
+ * <why>". A scenario skips only if the kernel gave no THP (it then skips on
+ * every kernel alike). Run as root (pagemap PFNs and kpageflags).
+ *
+ * Built with -DSELFCHECK_SHARED, the memory is MAP_SHARED instead, so every
+ * write is visible to every process: each scenario must then report FAIL.
+ * `make test` runs that build on the host to show the checks can fail.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define PAGE		4096UL
+#define THP		(2UL << 20)
+#define NR_THP		2
+#define SIZE		(NR_THP * THP)
+#define KPF_THP		22
+
+enum { PASS, FAIL, SKIP };
+
+static char why[256];
+static char *raw_area;	/* the mapping thp_area() carved the THPs from */
+
+static int fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	return FAIL;
+}
+
+static uint64_t pfn_of(void *addr)
+{
+	uint64_t ent = 0;
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+
+	if (fd < 0)
+		return 0;
+	if (pread(fd, &ent, 8, (uintptr_t)addr / PAGE * 8) != 8)
+		ent = 0;
+	close(fd);
+	return (ent >> 63) & 1 ? ent & ((1ULL << 55) - 1) : 0;
+}
+
+static int is_thp(void *addr)
+{
+	uint64_t flags = 0, pfn = pfn_of(addr);
+	int fd = open("/proc/kpageflags", O_RDONLY);
+
+	if (fd < 0 || !pfn)
+		return 0;
+	if (pread(fd, &flags, 8, pfn * 8) != 8)
+		flags = 0;
+	close(fd);
+	return (flags >> KPF_THP) & 1;
+}
+
+static unsigned char pattern(unsigned long page, int seed)
+{
+	return (unsigned char)(page * 7 + seed * 31 + 1);
+}
+
+static void fill(char *mem, unsigned long from, unsigned long to, int seed)
+{
+	for (unsigned long off = from; off < to; off += PAGE)
+		memset(mem + off, pattern(off / PAGE, seed), PAGE);
+}
+
+/* 0 if [from, to) holds @seed's pattern (seed < 0: zeroes). */
+static int check(const char *mem, unsigned long from, unsigned long to, int seed)
+{
+	for (unsigned long off = from; off < to; off++) {
+		unsigned char want = seed < 0 ? 0 : pattern(off / PAGE, seed);
+
+		if ((unsigned char)mem[off] != want) {
+			snprintf(why, sizeof(why), "byte %#lx is %#x, want %#x (seed %d)",
+				 off, (unsigned char)mem[off], want, seed);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * SIZE bytes of THP-backed memory filled with seed 0, PTE-mapped: each THP
+ * is first mapped by a PMD, then mprotect() on one subpage remaps it with
+ * PTEs while the folio stays large. NULL if no THP could be had.
+ */
+static char *thp_area(void)
+{
+#ifdef SELFCHECK_SHARED
+	const int share = MAP_SHARED;
+#else
+	const int share = MAP_PRIVATE;
+#endif
+	char *raw = mmap(NULL, SIZE + THP, PROT_READ | PROT_WRITE,
+			 share | MAP_ANONYMOUS, -1, 0);
+	char *mem;
+
+	if (raw == MAP_FAILED)
+		return NULL;
+	raw_area = raw;
+	mem = (char *)(((uintptr_t)raw + THP - 1) & ~(THP - 1));
+	madvise(mem, SIZE, MADV_HUGEPAGE);
+	fill(mem, 0, SIZE, 0);
+	if (share == MAP_SHARED)
+		return mem;
+	for (unsigned long t = 0; t < SIZE; t += THP) {
+		if (!is_thp(mem + t)) {
+			snprintf(why, sizeof(why), "no THP at offset %#lx", t);
+			return NULL;
+		}
+		mprotect(mem + t + PAGE, PAGE, PROT_READ);
+		mprotect(mem + t + PAGE, PAGE, PROT_READ | PROT_WRITE);
+		if (!is_thp(mem + t + 3 * PAGE)) {
+			snprintf(why, sizeof(why), "THP split by PTE-remapping");
+			return NULL;
+		}
+	}
+	return mem;
+}
+
+/* A one-byte message over a pipe: the processes' only synchronisation. */
+struct chan {
+	int fd[2];
+};
+
+static void chan_init(struct chan *c)
+{
+	if (pipe(c->fd))
+		abort();
+}
+
+static void post(struct chan *c)
+{
+	if (write(c->fd[1], "x", 1) != 1)
+		abort();
+}
+
+static void await(struct chan *c)
+{
+	char b;
+
+	if (read(c->fd[0], &b, 1) != 1)
+		abort();
+}
+
+/* Wait for a child; FAIL with its message if it reported one. */
+static int reap(pid_t pid, int msgfd)
+{
+	int status = 0;
+	ssize_t n;
+
+	waitpid(pid, &status, 0);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return PASS;
+	n = read(msgfd, why, sizeof(why) - 1);
+	why[n > 0 ? n : 0] = 0;
+	if (!why[0])
+		snprintf(why, sizeof(why), "child status %#x", status);
+	return FAIL;
+}
+
+/* In a child: report @why to the parent and exit 1 if @bad. */
+static void child_done(int msgfd, int bad)
+{
+	if (bad) {
+		if (write(msgfd, why, strlen(why)) < 0)
+			_exit(2);
+		_exit(1);
+	}
+	_exit(0);
+}
+
+/* Parent writes after fork; the child, still mapping the THP, must not see it. */
+static int parent_write_child_alive(char *mem)
+{
+	struct chan written, msg;
+	pid_t pid;
+
+	chan_init(&written);
+	chan_init(&msg);
+	pid = fork();
+	if (pid == 0) {
+		await(&written);
+		child_done(msg.fd[1], check(mem, 0, SIZE, 0));
+	}
+	fill(mem, 0, SIZE, 1);
+	post(&written);
+	if (reap(pid, msg.fd[0]) == FAIL)
+		return FAIL;
+	return check(mem, 0, SIZE, 1) ? FAIL : PASS;
+}
+
+/* Same, one byte per page (each write fault COWs one page only). */
+static int parent_write_byte_child_alive(char *mem)
+{
+	struct chan written, msg;
+	pid_t pid;
+
+	chan_init(&written);
+	chan_init(&msg);
+	pid = fork();
+	if (pid == 0) {
+		await(&written);
+		child_done(msg.fd[1], check(mem, 0, SIZE, 0));
+	}
+	for (unsigned long off = 0; off < SIZE; off += PAGE)
+		mem[off + 100] ^= 0x5a;
+	post(&written);
+	if (reap(pid, msg.fd[0]) == FAIL)
+		return FAIL;
+	for (unsigned long off = 0; off < SIZE; off += PAGE)
+		if ((unsigned char)mem[off + 100] != (pattern(off / PAGE, 0) ^ 0x5a))
+			return fail("parent lost its own byte write at %#lx", off);
+	return PASS;
+}
+
+/* The child writes; the parent must keep its data. */
+static int child_write_parent_keeps(char *mem)
+{
+	struct chan msg;
+	pid_t pid;
+
+	chan_init(&msg);
+	pid = fork();
+	if (pid == 0) {
+		fill(mem, 0, SIZE, 2);
+		child_done(msg.fd[1], check(mem, 0, SIZE, 2));
+	}
+	if (reap(pid, msg.fd[0]) == FAIL)
+		return FAIL;
+	return check(mem, 0, SIZE, 0) ? FAIL : PASS;
+}
+
+/* The parent unmaps half of each THP, then writes the rest. */
+static int partial_munmap(char *mem)
+{
+	struct chan written, msg;
+	pid_t pid;
+
+	chan_init(&written);
+	chan_init(&msg);
+	pid = fork();
+	if (pid == 0) {
+		await(&written);
+		if (check(mem, 0, SIZE, 0))
+			child_done(msg.fd[1], 1);
+		fill(mem, 0, SIZE, 2);
+		child_done(msg.fd[1], check(mem, 0, SIZE, 2));
+	}
+	for (unsigned long t = 0; t < SIZE; t += THP)
+		munmap(mem + t + THP / 2, THP / 2);
+	for (unsigned long t = 0; t < SIZE; t += THP)
+		fill(mem, t, t + THP / 2, 1);
+	post(&written);
+	if (reap(pid, msg.fd[0]) == FAIL)
+		return FAIL;
+	for (unsigned long t = 0; t < SIZE; t += THP)
+		if (check(mem, t, t + THP / 2, 1))
+			return FAIL;
+	return PASS;
+}
+
+/* The parent moves part of a THP elsewhere with mremap, then writes both. */
+static int partial_mremap(char *mem)
+{
+	struct chan written, msg;
+	char *dst, *moved;
+	pid_t pid;
+
+	dst = mmap(NULL, THP, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (dst == MAP_FAILED)
+		return fail("mmap: %s", strerror(errno));
+	chan_init(&written);
+	chan_init(&msg);
+	pid = fork();
+	if (pid == 0) {
+		await(&written);
+		child_done(msg.fd[1], check(mem, 0, SIZE, 0));
+	}
+	/* Pages 16..47 of the first THP now live at dst. */
+	moved = mremap(mem + 16 * PAGE, 32 * PAGE, 32 * PAGE,
+		       MREMAP_MAYMOVE | MREMAP_FIXED, dst);
+	if (moved == MAP_FAILED) {
+		post(&written);
+		reap(pid, msg.fd[0]);
+		return fail("mremap: %s", strerror(errno));
+	}
+	for (unsigned long i = 0; i < 32; i++) {
+		if ((unsigned char)moved[i * PAGE] != pattern(16 + i, 0))
+			return fail("mremap lost page %lu", 16 + i);
+		memset(moved + i * PAGE, pattern(16 + i, 1), PAGE);
+	}
+	fill(mem, 0, 16 * PAGE, 1);
+	fill(mem, 48 * PAGE, SIZE, 1);
+	post(&written);
+	munmap(dst, THP);
+	return reap(pid, msg.fd[0]);
+}
+
+/* The child drops every other page with MADV_DONTNEED. */
+static int madv_dontneed(char *mem)
+{
+	struct chan dropped, written, msg;
+	pid_t pid;
+
+	chan_init(&dropped);
+	chan_init(&written);
+	chan_init(&msg);
+	pid = fork();
+	if (pid == 0) {
+		for (unsigned long off = 0; off < SIZE; off += 2 * PAGE)
+			madvise(mem + off, PAGE, MADV_DONTNEED);
+		post(&dropped);
+		await(&written);
+		for (unsigned long off = 0; off < SIZE; off += PAGE) {
+			int seed = (off / PAGE) % 2 ? 0 : -1;
+
+			if (check(mem, off, off + PAGE, seed))
+				child_done(msg.fd[1], 1);
+		}
+		child_done(msg.fd[1], 0);
+	}
+	await(&dropped);
+	if (check(mem, 0, SIZE, 0)) {
+		post(&written);
+		reap(pid, msg.fd[0]);
+		return FAIL;
+	}
+	fill(mem, 0, SIZE, 1);
+	post(&written);
+	if (reap(pid, msg.fd[0]) == FAIL)
+		return FAIL;
+	return check(mem, 0, SIZE, 1) ? FAIL : PASS;
+}
+
+/* Two children and the parent each write their own data. */
+static int two_children(char *mem)
+{
+	struct chan go1, go2, msg1, msg2;
+	pid_t a, b;
+	int ra, rb;
+
+	chan_init(&go1);
+	chan_init(&go2);
+	chan_init(&msg1);
+	chan_init(&msg2);
+	a = fork();
+	if (a == 0) {
+		fill(mem, 0, SIZE / 2, 3);
+		await(&go1);
+		child_done(msg1.fd[1], check(mem, 0, SIZE / 2, 3) ||
+					check(mem, SIZE / 2, SIZE, 0));
+	}
+	b = fork();
+	if (b == 0) {
+		await(&go2);
+		child_done(msg2.fd[1], check(mem, 0, SIZE, 0));
+	}
+	fill(mem, 0, SIZE, 1);
+	post(&go1);
+	post(&go2);
+	ra = reap(a, msg1.fd[0]);
+	rb = reap(b, msg2.fd[0]);
+	if (ra == FAIL || rb == FAIL)
+		return FAIL;
+	return check(mem, 0, SIZE, 1) ? FAIL : PASS;
+}
+
+/*
+ * The child takes a GUP reference with vmsplice() and unmaps; the parent
+ * then writes. The pipe must still deliver the data as of fork: reusing the
+ * page in the parent would let the child read the parent's later writes.
+ */
+static int vmsplice_pin(char *mem)
+{
+	struct chan spliced, written, msg;
+	const unsigned long len = 16 * PAGE;
+	int p[2];
+	pid_t pid;
+
+	if (pipe(p))
+		return fail("pipe: %s", strerror(errno));
+	fcntl(p[1], F_SETPIPE_SZ, (int)len);
+	chan_init(&spliced);
+	chan_init(&written);
+	chan_init(&msg);
+	pid = fork();
+	if (pid == 0) {
+		struct iovec iov = { .iov_base = mem, .iov_len = len };
+		static char buf[16 * 4096];
+		ssize_t got = 0, n;
+
+		if (vmsplice(p[1], &iov, 1, 0) != (ssize_t)len) {
+			snprintf(why, sizeof(why), "vmsplice: %s", strerror(errno));
+			child_done(msg.fd[1], 1);
+		}
+		munmap(mem, SIZE);
+		post(&spliced);
+		await(&written);
+		while (got < (ssize_t)len && (n = read(p[0], buf + got, len - got)) > 0)
+			got += n;
+		if (got != (ssize_t)len) {
+			snprintf(why, sizeof(why), "read %zd of %lu bytes", got, len);
+			child_done(msg.fd[1], 1);
+		}
+		child_done(msg.fd[1], check(buf, 0, len, 0));
+	}
+	await(&spliced);
+	fill(mem, 0, SIZE, 1);
+	post(&written);
+	if (reap(pid, msg.fd[0]) == FAIL)
+		return FAIL;
+	return check(mem, 0, SIZE, 1) ? FAIL : PASS;
+}
+
+static const struct {
+	const char *name;
+	int (*fn)(char *mem);
+} scenarios[] = {
+	{ "parent_write_child_alive", parent_write_child_alive },
+	{ "parent_write_byte_child_alive", parent_write_byte_child_alive },
+	{ "child_write_parent_keeps", child_write_parent_keeps },
+	{ "partial_munmap", partial_munmap },
+	{ "partial_mremap", partial_mremap },
+	{ "madv_dontneed", madv_dontneed },
+	{ "two_children", two_children },
+	{ "vmsplice_pin", vmsplice_pin },
+};
+
+int main(void)
+{
+	static const char *const word[] = { "PASS", "FAIL", "SKIP" };
+	int failed = 0;
+
+	setvbuf(stdout, NULL, _IONBF, 0);
+	for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
+		char *mem;
+		int r;
+
+		why[0] = 0;
+		mem = thp_area();
+		r = mem ? scenarios[i].fn(mem) : SKIP;
+		munmap(raw_area, SIZE + THP);
+		failed += r == FAIL;
+		printf("RUSTMM-TEST cow_isolation.%s %s %s\n", scenarios[i].name,
+		       word[r], why);
+	}
+	return failed ? 1 : 0;
+}
