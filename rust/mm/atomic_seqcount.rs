@@ -44,8 +44,11 @@ impl Preempt for KernelPreempt {
     }
 
     fn enable() {
-        // SAFETY: Only called to pair a previous `disable()` (the guards and
-        // the C API below pair them).
+        // SAFETY: `preempt_enable()` has no memory-safety preconditions; an
+        // unbalanced call is a logic error the kernel reports (with
+        // CONFIG_DEBUG_PREEMPT). In this crate it only pairs `disable()`:
+        // in `WriteGuard::drop` and in `__atomic_seqcount_write_end` after
+        // a successful end.
         unsafe { bindings::preempt_enable() }
     }
 }

@@ -235,6 +235,9 @@ impl<B: DerefMut<Target = Leaf>> IdSpace<B> {
         match (self.try_alloc(), spare) {
             (Attempt::NeedLeaf(l), Some(leaf)) => match self.install_leaf(l, leaf) {
                 None => (self.try_alloc(), None),
+                // Unreachable: `try_alloc` only names an absent slot below
+                // `nr_leaves`, and nothing ran in between. Answer with an
+                // error rather than loop.
                 back => (Attempt::Exhausted, back),
             },
             (attempt, spare) => (attempt, spare),

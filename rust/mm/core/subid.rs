@@ -403,16 +403,9 @@ static TABLES: [&[u64]; NR_CLASSES] = {
     ]
 };
 
-/// The compile-time table of `class` (empty if the class has a wide chunk).
-pub fn narrow_table(class: &Class) -> &'static [u64] {
-    match CLASSES.iter().position(|c| c.values == class.values) {
-        Some(i) => TABLES[i],
-        None => &[],
-    }
-}
-
 /// Sub-ID of `chunk` of `id` in `class`, from the table where there is one,
-/// computed otherwise (only when an mm's [`SubIds`] are built).
+/// computed by a loop over the chunk's bits otherwise. The map/unmap paths
+/// never get here: they read the per-mm [`SubIds`] cache, built once.
 fn chunk_subid(class: &Class, table: &[u64], chunk: &Chunk, id: u32) -> u64 {
     let c = chunk.value_of(id);
     match table.get(c as usize) {
