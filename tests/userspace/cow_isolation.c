@@ -191,19 +191,30 @@ static void child_done(int msgfd, int bad)
 	_exit(0);
 }
 
+/*
+ * Fork a child that keeps the THP mapped, waits for @go, then checks that
+ * its whole area still holds the data as of fork (seed 0).
+ */
+static pid_t fork_checker(char *mem, struct chan *go, struct chan *msg)
+{
+	pid_t pid;
+
+	chan_init(go);
+	chan_init(msg);
+	pid = fork();
+	if (pid == 0) {
+		await(go);
+		child_done(msg->fd[1], check(mem, 0, SIZE, 0));
+	}
+	return pid;
+}
+
 /* Parent writes after fork; the child, still mapping the THP, must not see it. */
 static int parent_write_child_alive(char *mem)
 {
 	struct chan written, msg;
-	pid_t pid;
+	pid_t pid = fork_checker(mem, &written, &msg);
 
-	chan_init(&written);
-	chan_init(&msg);
-	pid = fork();
-	if (pid == 0) {
-		await(&written);
-		child_done(msg.fd[1], check(mem, 0, SIZE, 0));
-	}
 	fill(mem, 0, SIZE, 1);
 	post(&written);
 	if (reap(pid, msg.fd[0]) == FAIL)
@@ -215,15 +226,8 @@ static int parent_write_child_alive(char *mem)
 static int parent_write_byte_child_alive(char *mem)
 {
 	struct chan written, msg;
-	pid_t pid;
+	pid_t pid = fork_checker(mem, &written, &msg);
 
-	chan_init(&written);
-	chan_init(&msg);
-	pid = fork();
-	if (pid == 0) {
-		await(&written);
-		child_done(msg.fd[1], check(mem, 0, SIZE, 0));
-	}
 	for (unsigned long off = 0; off < SIZE; off += PAGE)
 		mem[off + 100] ^= 0x5a;
 	post(&written);
@@ -291,13 +295,7 @@ static int partial_mremap(char *mem)
 	dst = mmap(NULL, THP, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (dst == MAP_FAILED)
 		return fail("mmap: %s", strerror(errno));
-	chan_init(&written);
-	chan_init(&msg);
-	pid = fork();
-	if (pid == 0) {
-		await(&written);
-		child_done(msg.fd[1], check(mem, 0, SIZE, 0));
-	}
+	pid = fork_checker(mem, &written, &msg);
 	/* Pages 16..47 of the first THP now live at dst. */
 	moved = mremap(mem + 16 * PAGE, 32 * PAGE, 32 * PAGE,
 		       MREMAP_MAYMOVE | MREMAP_FIXED, dst);
@@ -362,9 +360,7 @@ static int two_children(char *mem)
 	int ra, rb;
 
 	chan_init(&go1);
-	chan_init(&go2);
 	chan_init(&msg1);
-	chan_init(&msg2);
 	a = fork();
 	if (a == 0) {
 		fill(mem, 0, SIZE / 2, 3);
@@ -372,11 +368,7 @@ static int two_children(char *mem)
 		child_done(msg1.fd[1], check(mem, 0, SIZE / 2, 3) ||
 					check(mem, SIZE / 2, SIZE, 0));
 	}
-	b = fork();
-	if (b == 0) {
-		await(&go2);
-		child_done(msg2.fd[1], check(mem, 0, SIZE, 0));
-	}
+	b = fork_checker(mem, &go2, &msg2);
 	fill(mem, 0, SIZE, 1);
 	post(&go1);
 	post(&go2);
