@@ -21,7 +21,7 @@ echo "==================== rust-mm report ===================="
 echo "base tree     linux-source-6.12 $LINUX_DEB_VERSION (Linux $LINUX_KVER), $KSRC"
 echo "series        $(git -C "$KSRC" rev-list --count pristine..rust-mm) patches:"
 git -C "$KSRC" log --reverse --format='                %s' pristine..rust-mm
-echo "config        $(grep -E '^CONFIG_(RUST|MM_RMAP_ID|MM_RMAP_ID_KUNIT_TEST|TRANSPARENT_HUGEPAGE)=' "$cfg" 2>/dev/null | paste -sd' ')"
+echo "config        $(grep -E '^CONFIG_(RUST|MM_RMAP_ID|MM_RMAP_ID_KUNIT_TEST|MM_ATOMIC_SEQCOUNT_KUNIT_TEST|TRANSPARENT_HUGEPAGE|KCSAN)=' "$cfg" 2>/dev/null | paste -sd' ')"
 if [ -f "$KUNIT_OUT/arch/x86/boot/bzImage" ]; then
 	echo "kernel        $KUNIT_OUT/arch/x86/boot/bzImage ($(stat -c %s "$KUNIT_OUT/arch/x86/boot/bzImage") bytes)"
 	echo "rust/mm       $(ls "$KUNIT_OUT"/rust/mm/*.o 2>/dev/null | xargs -r size 2>/dev/null | awk 'NR>1 {t+=$1; d+=$2} END {printf "text %d bytes, data %d bytes", t, d}')"
