@@ -12,7 +12,7 @@ set -euo pipefail
 # shellcheck source=scripts/env.sh
 . "$(dirname "$0")/env.sh"
 
-SUITES="${KUNIT_SUITES:-rmap_id atomic_seqcount}"
+SUITES="${KUNIT_SUITES:-rmap_id folio_rmap atomic_seqcount}"
 OUT="${KUNIT_BUILD:-$KUNIT_OUT}"
 RESULTS="${KUNIT_RESULTS:-$BUILD_DIR/kunit-results.json}"
 LOG="${KUNIT_LOG:-$BUILD_DIR/kunit.log}"

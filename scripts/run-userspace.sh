@@ -8,6 +8,10 @@
 # limit), panics or stops before "RUSTMM-DONE" fails the run with the tail
 # of its console.
 #   USERSPACE_TIMEOUT   seconds before the guest counts as hung (default 1500)
+#   USERSPACE_BUILD     kernel build directory to boot (default: the KUnit
+#                       build); its .config says whether COW reuse is
+#                       expected (CONFIG_MM_RMAP_ID=y) or the base behaviour
+#   USERSPACE_LOG       console log (default build/userspace.log)
 #
 # run-userspace.sh --selfcheck instead builds cow_isolation with
 # -DSELFCHECK_SHARED (MAP_SHARED memory: every write is a "leak") and runs
@@ -32,15 +36,18 @@ if [ "${1:-}" = --selfcheck ]; then
 	exit
 fi
 
-KERNEL="$KUNIT_OUT/arch/x86/boot/bzImage"
+KOUT="${USERSPACE_BUILD:-$KUNIT_OUT}"
+KERNEL="$KOUT/arch/x86/boot/bzImage"
 ROOT="$BUILD_DIR/initramfs"
 CPIO="$BUILD_DIR/initramfs.cpio"
-LOG="$BUILD_DIR/userspace.log"
+LOG="${USERSPACE_LOG:-$BUILD_DIR/userspace.log}"
 TIMEOUT="${USERSPACE_TIMEOUT:-1500}"
 
 [ -f "$KERNEL" ] || die "no kernel at $KERNEL (run: make kunit)"
-grep -q '^CONFIG_BLK_DEV_INITRD=y' "$KUNIT_OUT/.config" ||
-	die "the kernel in $KUNIT_OUT has no initramfs support (CONFIG_BLK_DEV_INITRD)"
+grep -q '^CONFIG_BLK_DEV_INITRD=y' "$KOUT/.config" ||
+	die "the kernel in $KOUT has no initramfs support (CONFIG_BLK_DEV_INITRD)"
+# Passed to init's environment by the kernel (an unknown NAME=value).
+if grep -q '^CONFIG_MM_RMAP_ID=y' "$KOUT/.config"; then reuse=1; else reuse=0; fi
 
 rm -rf "$ROOT" && mkdir -p "$ROOT/tests"
 gcc "${cflags[@]}" -o "$ROOT/init" "$RUST_MM_TOP/tests/userspace/init.c" ||
@@ -70,10 +77,10 @@ gcc -O2 -static -isystem "$uapi/include" -I "$BUILD_DIR/ksft" -I "$mm" -I "$mm/.
 (cd "$ROOT" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) > "$CPIO" ||
 	die "cannot build $CPIO"
 
-say "booting $KERNEL with $(ls "$ROOT/tests" | wc -l) test program(s); console: $LOG"
+say "booting $KERNEL (COW reuse expected: $reuse) with $(ls "$ROOT/tests" | wc -l) test program(s); console: $LOG"
 timeout "$TIMEOUT" qemu-system-x86_64 -nodefaults -m 1024 -smp 2 \
 	-kernel "$KERNEL" -initrd "$CPIO" \
-	-append "console=ttyS0 panic=-1 kunit.enable=0 rdinit=/init" \
+	-append "console=ttyS0 panic=-1 kunit.enable=0 rdinit=/init RUSTMM_COW_REUSE=$reuse" \
 	-no-reboot -nographic -serial stdio -bios qboot.rom < /dev/null > "$LOG" 2>&1
 rc=$?
 tr -d '\r' < "$LOG" > "$LOG.txt"

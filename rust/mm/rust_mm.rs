@@ -3,14 +3,19 @@
 //! Rust parts of the mm subsystem.
 //!
 //! Precise "mapped shared" tracking of large folios with rmap IDs: the
-//! rmap-ID allocator, the sub-ID tables and the atomic seqcount. C reaches
-//! this crate only through `include/linux/rmap_id.h` (see [`rmap_id`]) and
+//! rmap-ID allocator, the sub-ID tables, the atomic seqcount and the rmap
+//! state of large folios. C reaches this crate only through
+//! `include/linux/rmap_id.h` (see [`rmap_id`] and [`folio_rmap`]) and
 //! `include/linux/atomic_seqcount.h` (see [`atomic_seqcount`]).
 //!
-//! [`subid`], [`idspace`] and [`seqcount`] are kernel-independent: the same
-//! files are built and tested on the host with cargo (`rust/mm/Cargo.toml`).
+//! [`subid`], [`idspace`], [`seqcount`] and [`folio`] are kernel-independent:
+//! the same files are built and tested on the host with cargo
+//! (`rust/mm/Cargo.toml`).
 
 pub mod atomic_seqcount;
+#[path = "core/folio.rs"]
+pub mod folio;
+pub mod folio_rmap;
 #[path = "core/idspace.rs"]
 pub mod idspace;
 pub mod rmap_id;

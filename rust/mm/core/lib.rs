@@ -8,6 +8,7 @@
 
 #![no_std]
 
+pub mod folio;
 pub mod idspace;
 pub mod seqcount;
 pub mod subid;

@@ -175,6 +175,12 @@ impl AtomicSeqcount {
         }
     }
 
+    /// Reset to "no writer, sequence 0". Only for a seqcount nobody else
+    /// can reach (its folio is being prepared or is frozen).
+    pub fn reset_unused(&self) {
+        self.word.store(0, Ordering::Relaxed);
+    }
+
     /// The current word (for tests and diagnostics).
     pub fn raw_word(&self) -> u64 {
         self.word.load(Ordering::Relaxed)

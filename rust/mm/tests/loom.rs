@@ -9,10 +9,12 @@
 
 #![cfg(loom)]
 
-use loom::sync::atomic::{AtomicU64, Ordering};
+use loom::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use loom::sync::Arc;
 use loom::thread;
+use rust_mm_core::folio::{FolioRmap, MmIds, Sharing};
 use rust_mm_core::seqcount::{AtomicSeqcount, Mode, NoPreempt};
+use rust_mm_core::subid::{SubIds, NR_SUBIDS};
 
 struct Data {
     seq: AtomicSeqcount,
@@ -136,4 +138,57 @@ fn loom_cmpxchg_and_exclusive_writer_and_a_reader() {
 #[test]
 fn loom_cmpxchg_and_shared_writer_and_a_reader() {
     run([Writer::Cmpxchg, Writer::Shared]);
+}
+
+/// A large folio's rmap state as loom atomics.
+struct Folio {
+    seq: AtomicSeqcount,
+    mapcount: AtomicI32,
+    values: [AtomicU64; 4],
+}
+
+impl Folio {
+    fn rmap(&self) -> FolioRmap<'_> {
+        FolioRmap::new(9, &self.seq, &self.mapcount, |k| &self.values[k]).unwrap()
+    }
+}
+
+fn mm_subids(id: u32) -> [u64; NR_SUBIDS] {
+    SubIds::new(id).unwrap().as_slice().try_into().unwrap()
+}
+
+/// mm B maps one page of an order-9 folio for the whole run; a writer
+/// thread maps and unmaps one page for mm A. A reader asking for A must
+/// never hear "exclusive" (B always maps a page), and after the writer is
+/// done B's page is the only mapping left (no lost update).
+#[test]
+fn loom_folio_reader_never_calls_a_shared_folio_exclusive() {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(2);
+    builder.max_branches = 100_000;
+    builder.check(|| {
+        let f = Arc::new(Folio {
+            seq: AtomicSeqcount::new(),
+            mapcount: AtomicI32::new(-1),
+            values: Default::default(),
+        });
+        let (a, b) = (mm_subids(0x0000_0101), mm_subids(0x00ff_0001));
+        let ida = MmIds { id: 0x0000_0101, subids: &a };
+        let idb = MmIds { id: 0x00ff_0001, subids: &b };
+        f.rmap().add::<NoPreempt>(&idb, 1);
+        let t = {
+            let f = f.clone();
+            thread::spawn(move || {
+                let a = mm_subids(0x0000_0101);
+                let ida = MmIds { id: 0x0000_0101, subids: &a };
+                f.rmap().add::<NoPreempt>(&ida, 1);
+                f.rmap().add::<NoPreempt>(&ida, -1);
+            })
+        };
+        let s = f.rmap().sharing(&ida);
+        assert_ne!(s, Sharing::Exclusive, "foreign mapping called exclusive");
+        t.join().unwrap();
+        assert_eq!(f.rmap().sharing(&idb), Sharing::Exclusive);
+        assert_eq!(f.mapcount.load(Ordering::Relaxed), 0, "lost update");
+    });
 }

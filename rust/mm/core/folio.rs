@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The rmap state of one large folio: its mapcount and rmap values, updated
+//! under its atomic seqcount, and the two readers built on them.
+//!
+//! Writers ([`FolioRmap::add`], [`FolioRmap::set_new`]) change the mapcount
+//! and every rmap value in one write section: one sub-ID update per batch of
+//! pages, whatever the batch size. Readers ([`FolioRmap::sharing`],
+//! [`FolioRmap::may_reuse`]) take a consistent snapshot or give up, and give
+//! up towards "shared": a reader never answers "exclusive" from a snapshot a
+//! writer was changing.
+//!
+//! Where the fields live is the kernel's business (`rust/mm/folio.rs` maps a
+//! `struct folio` onto a [`FolioRmap`]); this module only fixes which words
+//! there are. [`Layout`] describes the placement and checks at compile time
+//! that every value of every class lies inside the smallest folio of that
+//! class.
+
+use crate::seqcount::{AtomicSeqcount, Mode, Preempt, WriteGuard};
+use crate::subid::{self, Class, DUMMY_ID, MAX_ORDER, MAX_VALUES, NR_SUBIDS};
+
+#[cfg(not(loom))]
+use core::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+#[cfg(loom)]
+use loom::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+
+/// Smallest tracked folio order. An order-1 folio has no page 2 for the
+/// first rmap value; such folios (page cache only) answer "maybe shared".
+pub const TRACK_MIN_ORDER: u32 = 2;
+
+/// How often a reader retries a snapshot spoiled by a writer before it gives
+/// up and answers "shared".
+pub const READ_TRIES: u32 = 8;
+
+/// Whether folios of `order` keep rmap values.
+pub const fn is_tracked_order(order: u32) -> bool {
+    order >= TRACK_MIN_ORDER && order <= MAX_ORDER
+}
+
+/// Where a tracked folio keeps its seqcount and rmap values, in bytes from
+/// the start of the folio (its head `struct page`).
+///
+/// Value `k` is word `k % 2` of the pair at `pair_offset` in page
+/// `FIRST_VALUE_PAGE + k / 2`. In the kernel the pair is a tail page's
+/// `index` and `private`, which no 6.12 user of a non-hugetlb folio's tail
+/// pages 2, 3, 4 touches while it is a folio (`_deferred_list` sits before
+/// them in page 2, the hugetlb fields in page 3 are hugetlb-only).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    /// `sizeof(struct page)`.
+    pub page_size: usize,
+    /// Offset of the seqcount in the folio.
+    pub seq_offset: usize,
+    /// Offset of the value pair inside a page.
+    pub pair_offset: usize,
+}
+
+/// Page index of the page holding values 0 and 1.
+pub const FIRST_VALUE_PAGE: usize = 2;
+
+impl Layout {
+    /// Offset of rmap value `k` in the folio.
+    pub const fn value_offset(&self, k: usize) -> usize {
+        self.page_size * (FIRST_VALUE_PAGE + k / 2) + self.pair_offset + 8 * (k % 2)
+    }
+
+    /// Page index holding the last value of a folio with `values` values.
+    pub const fn last_value_page(values: usize) -> usize {
+        FIRST_VALUE_PAGE + (values - 1) / 2
+    }
+
+    /// Whether the layout fits: 8-byte aligned words, a pair inside one
+    /// page, and every class's last value in a page that the smallest
+    /// tracked folio of the class has. Evaluated at compile time by the
+    /// kernel build (and by a host test).
+    pub const fn check(&self) -> bool {
+        if self.page_size % 8 != 0
+            || self.seq_offset % 8 != 0
+            || self.pair_offset % 8 != 0
+            || self.pair_offset + 16 > self.page_size
+            || self.seq_offset + 8 > self.page_size * FIRST_VALUE_PAGE
+        {
+            return false;
+        }
+        let mut i = 0;
+        while i < subid::NR_CLASSES {
+            let c: &Class = &subid::CLASSES[i];
+            let min = if c.min_order > TRACK_MIN_ORDER {
+                c.min_order
+            } else {
+                TRACK_MIN_ORDER
+            };
+            if min <= c.max_order && Self::last_value_page(c.values) >= (1usize << min) {
+                return false;
+            }
+            i += 1;
+        }
+        true
+    }
+}
+
+/// The answer of [`FolioRmap::sharing`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sharing {
+    /// No page of the folio is mapped.
+    Unmapped,
+    /// Every mapping belongs to the asking mm.
+    Exclusive,
+    /// Another mm maps (part of) the folio, or it is mapped more often than
+    /// it has pages, or the asking mm has the dummy ID.
+    Shared,
+    /// Writers kept changing the folio; callers treat this as shared.
+    GaveUp,
+}
+
+impl Sharing {
+    /// The conservative boolean: anything but a proven exclusive or
+    /// unmapped folio counts as shared.
+    pub fn maybe_shared(self) -> bool {
+        matches!(self, Sharing::Shared | Sharing::GaveUp)
+    }
+}
+
+/// A consistent snapshot of a folio's mapcount and values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Snapshot {
+    /// Total mapcount (PTE mappings plus PMD mappings).
+    pub mapcount: i64,
+    /// The rmap values; entries past the class's count are 0.
+    pub values: [u64; MAX_VALUES],
+}
+
+/// The rmap fields of one tracked large folio, borrowed from memory the
+/// caller keeps alive.
+pub struct FolioRmap<'a> {
+    seq: &'a AtomicSeqcount,
+    /// Mapcount minus one, as C keeps `_large_mapcount` (-1: unmapped).
+    mapcount: &'a AtomicI32,
+    values: [Option<&'a AtomicU64>; MAX_VALUES],
+    nr_values: usize,
+    order: u32,
+}
+
+/// The reference counts [`FolioRmap::may_reuse`] needs beside the rmap
+/// state.
+pub struct ReuseCounts<'a> {
+    /// The folio's reference count.
+    pub refcount: &'a AtomicI32,
+    /// PMD mappings minus one (C's `_entire_mapcount`).
+    pub entire_mapcount: &'a AtomicI32,
+}
+
+/// The sub-IDs of the asking (or mapping) mm for this folio's class.
+#[derive(Clone, Copy, Debug)]
+pub struct MmIds<'s> {
+    /// The mm's rmap ID ([`DUMMY_ID`] if it has none).
+    pub id: u32,
+    /// All the mm's cached sub-IDs ([`subid::SubIds::as_slice`] layout).
+    pub subids: &'s [u64; NR_SUBIDS],
+}
+
+impl<'a> FolioRmap<'a> {
+    /// The fields of a folio of `order`, with value `k` at `value(k)`.
+    /// `None` if the order is not tracked.
+    pub fn new(
+        order: u32,
+        seq: &'a AtomicSeqcount,
+        mapcount: &'a AtomicI32,
+        value: impl Fn(usize) -> &'a AtomicU64,
+    ) -> Option<Self> {
+        if !is_tracked_order(order) {
+            return None;
+        }
+        let nr_values = subid::class_for_order(order).ok()?.values;
+        let mut values = [None; MAX_VALUES];
+        for (k, slot) in values.iter_mut().enumerate().take(nr_values) {
+            *slot = Some(value(k));
+        }
+        Some(FolioRmap {
+            seq,
+            mapcount,
+            values,
+            nr_values,
+            order,
+        })
+    }
+
+    /// The folio order.
+    pub fn order(&self) -> u32 {
+        self.order
+    }
+
+    /// Number of pages of the folio.
+    pub fn nr_pages(&self) -> i64 {
+        1i64 << self.order
+    }
+
+    fn value_cells(&self) -> impl Iterator<Item = &'a AtomicU64> + '_ {
+        self.values.iter().take(self.nr_values).flatten().copied()
+    }
+
+    /// This class's sub-IDs of `mm`. `None` cannot happen for a tracked
+    /// order (the offsets come from the same class table as `NR_SUBIDS`);
+    /// callers still treat it conservatively.
+    fn class_subids<'s>(&self, mm: &MmIds<'s>) -> Option<&'s [u64]> {
+        let off = subid::subid_offset(self.order).ok()?;
+        mm.subids.get(off..off + self.nr_values)
+    }
+
+    /// Reset to "unmapped, no writer, sequence 0": for a folio nobody else
+    /// can see (being prepared, or frozen for a split).
+    pub fn reset(&self) {
+        self.seq.reset_unused();
+        self.mapcount.store(-1, Ordering::Relaxed);
+        for v in self.value_cells() {
+            v.store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// Account `delta` mappings (negative: unmappings) of the folio by `mm`
+    /// in one write section: the mapcount and each value change once.
+    ///
+    /// Should the sub-IDs be unavailable (see `class_subids`), only the
+    /// mapcount changes. That is still safe: the values then lack this
+    /// mapping, so they cannot equal `mapcount * subid` of any mm with a
+    /// real ID (its sub-IDs are not all 0) and readers answer "shared".
+    pub fn add<P: Preempt>(&self, mm: &MmIds<'_>, delta: i32) {
+        let guard = self.seq.write::<P>();
+        add_i32(&guard, self.mapcount, delta);
+        if let Some(subids) = self.class_subids(mm) {
+            // Two's complement: adding `delta as u64` wraps like subtraction.
+            let d = i64::from(delta) as u64;
+            for (v, s) in self.value_cells().zip(subids) {
+                guard.add(v, s.wrapping_mul(d));
+            }
+        }
+    }
+
+    /// Set the state of a new folio mapped `mapcount` times by `mm` only
+    /// (`folio_add_new_anon_rmap`), replacing whatever was there.
+    pub fn set_new<P: Preempt>(&self, mm: &MmIds<'_>, mapcount: i32) {
+        let guard = self.seq.write::<P>();
+        let subids = self.class_subids(mm);
+        set_i32(&guard, self.mapcount, mapcount - 1);
+        for (k, v) in self.value_cells().enumerate() {
+            // Missing sub-IDs: 0, as if the mappings were not counted (see
+            // `add`), which readers answer with "shared".
+            let s = subids.and_then(|s| s.get(k)).copied().unwrap_or(0);
+            set_u64(&guard, v, s.wrapping_mul(mapcount as u64));
+        }
+    }
+
+    /// Read mapcount and values as one snapshot, or `None` if a writer is
+    /// inside or changed them meanwhile (the caller may try again).
+    pub fn snapshot(&self) -> Option<Snapshot> {
+        let start = self.seq.raw_read()?;
+        let mapcount = i64::from(self.mapcount.load(Ordering::Relaxed)) + 1;
+        let mut values = [0u64; MAX_VALUES];
+        for (out, v) in values.iter_mut().zip(self.value_cells()) {
+            *out = v.load(Ordering::Relaxed);
+        }
+        if self.seq.read_retry(start) {
+            return None;
+        }
+        Some(Snapshot { mapcount, values })
+    }
+
+    /// Decide from a snapshot.
+    fn decide(&self, snap: &Snapshot, mm: &MmIds<'_>) -> Sharing {
+        if snap.mapcount <= 0 {
+            return Sharing::Unmapped;
+        }
+        // More mappings than pages: obviously shared (and the digit
+        // argument needs mapcount <= P anyway).
+        if snap.mapcount > self.nr_pages() {
+            return Sharing::Shared;
+        }
+        // The dummy ID's sub-IDs are all 0: two dummy mms would look like
+        // one. Never call a dummy mm exclusive.
+        if mm.id == DUMMY_ID {
+            return Sharing::Shared;
+        }
+        let Some(subids) = self.class_subids(mm) else {
+            return Sharing::Shared;
+        };
+        if subid::values_match(snap.mapcount as u64, &snap.values[..self.nr_values], subids) {
+            Sharing::Exclusive
+        } else {
+            Sharing::Shared
+        }
+    }
+
+    /// Is the folio mapped by `mm` only? Precise while no writer
+    /// interferes: retries up to [`READ_TRIES`] snapshots, then gives up.
+    pub fn sharing(&self, mm: &MmIds<'_>) -> Sharing {
+        // Obviously shared, without touching the seqcount.
+        if i64::from(self.mapcount.load(Ordering::Relaxed)) + 1 > self.nr_pages() {
+            return Sharing::Shared;
+        }
+        for _ in 0..READ_TRIES {
+            if let Some(snap) = self.snapshot() {
+                return self.decide(&snap, mm);
+            }
+            core::hint::spin_loop();
+        }
+        Sharing::GaveUp
+    }
+
+    /// May a write fault of `mm` reuse (a page of) this anon folio instead
+    /// of copying? Only if, in one snapshot no writer disturbed: the folio
+    /// is not PMD-mapped, every reference is a page-table mapping
+    /// (`refcount == mapcount`: no GUP pin, swap cache or other holder),
+    /// and every mapping belongs to `mm`. A writer inside means "copy".
+    pub fn may_reuse(&self, mm: &MmIds<'_>, counts: &ReuseCounts<'_>) -> bool {
+        let Some(start) = self.seq.raw_read() else {
+            return false;
+        };
+        let mapcount = i64::from(self.mapcount.load(Ordering::Relaxed)) + 1;
+        let mut values = [0u64; MAX_VALUES];
+        for (out, v) in values.iter_mut().zip(self.value_cells()) {
+            *out = v.load(Ordering::Relaxed);
+        }
+        let refcount = i64::from(counts.refcount.load(Ordering::Relaxed));
+        let pmd_mapped = counts.entire_mapcount.load(Ordering::Relaxed) >= 0;
+        if self.seq.read_retry(start) {
+            return false;
+        }
+        let snap = Snapshot { mapcount, values };
+        !pmd_mapped && refcount == mapcount && self.decide(&snap, mm) == Sharing::Exclusive
+    }
+}
+
+fn add_i32<P: Preempt>(guard: &WriteGuard<'_, P>, cell: &AtomicI32, delta: i32) {
+    match guard.mode() {
+        Mode::Exclusive => {
+            let v = cell.load(Ordering::Relaxed);
+            cell.store(v.wrapping_add(delta), Ordering::Relaxed);
+        }
+        Mode::Shared => {
+            cell.fetch_add(delta, Ordering::Relaxed);
+        }
+    }
+}
+
+fn set_i32<P: Preempt>(_guard: &WriteGuard<'_, P>, cell: &AtomicI32, v: i32) {
+    cell.store(v, Ordering::Relaxed);
+}
+
+fn set_u64<P: Preempt>(_guard: &WriteGuard<'_, P>, cell: &AtomicU64, v: u64) {
+    cell.store(v, Ordering::Relaxed);
+}

@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The C API of a large folio's rmap state (`include/linux/rmap_id.h`,
+//! wrapped for the rmap code in `include/linux/rmap.h`).
+//!
+//! C passes a `struct folio *`, its order, and the mm's rmap ID and cached
+//! sub-IDs. This file turns them into a [`FolioRmap`] over the folio's
+//! words -- the only `unsafe` here is that view -- and the logic is the
+//! kernel-independent [`crate::folio`]. Where the words are is fixed by C
+//! (`enum folio_rmap_layout` in `mm_types.h`) and checked below at compile
+//! time against the classes.
+
+use core::sync::atomic::{AtomicI32, AtomicU64};
+
+use kernel::bindings;
+use kernel::error::code::{EAGAIN, EINVAL};
+use kernel::ffi::{c_int, c_long, c_uint};
+
+use crate::atomic_seqcount::KernelPreempt;
+use crate::folio::{FolioRmap, Layout, MmIds, ReuseCounts, Sharing, TRACK_MIN_ORDER};
+use crate::seqcount::AtomicSeqcount;
+use crate::subid::{MAX_VALUES, NR_SUBIDS};
+
+/// The placement C chose, as the core describes it.
+const LAYOUT: Layout = Layout {
+    page_size: bindings::folio_rmap_layout_FOLIO_RMAP_PAGE_SIZE as usize,
+    seq_offset: bindings::folio_rmap_layout_FOLIO_RMAP_SEQ_OFFSET as usize,
+    pair_offset: bindings::folio_rmap_layout_FOLIO_RMAP_PAIR_OFFSET as usize,
+};
+const MAPCOUNT_OFFSET: usize = bindings::folio_rmap_layout_FOLIO_RMAP_MAPCOUNT_OFFSET as usize;
+const ENTIRE_OFFSET: usize = bindings::folio_rmap_layout_FOLIO_RMAP_ENTIRE_OFFSET as usize;
+const REFCOUNT_OFFSET: usize = bindings::folio_rmap_layout_FOLIO_RMAP_REFCOUNT_OFFSET as usize;
+
+// Every value of every class inside the smallest tracked folio of the
+// class, 8-byte aligned words, and the constants C shares with us.
+const _: () = {
+    assert!(LAYOUT.check());
+    assert!(core::mem::size_of::<bindings::page>() == LAYOUT.page_size);
+    assert!(MAPCOUNT_OFFSET % 4 == 0 && ENTIRE_OFFSET % 4 == 0 && REFCOUNT_OFFSET % 4 == 0);
+    assert!(MAPCOUNT_OFFSET + 4 <= 2 * LAYOUT.page_size);
+    assert!(ENTIRE_OFFSET + 4 <= 2 * LAYOUT.page_size);
+    assert!(REFCOUNT_OFFSET + 4 <= LAYOUT.page_size);
+    assert!(bindings::RMAP_ID_TRACK_MIN_ORDER == TRACK_MIN_ORDER);
+    assert!(bindings::FOLIO_RMAP_UNMAPPED == Sharing::Unmapped as u32);
+    assert!(bindings::FOLIO_RMAP_EXCLUSIVE == Sharing::Exclusive as u32);
+    assert!(bindings::FOLIO_RMAP_SHARED == Sharing::Shared as u32);
+    assert!(bindings::FOLIO_RMAP_GAVE_UP == Sharing::GaveUp as u32);
+    assert!(bindings::RMAP_ID_NR_SUBIDS as usize == NR_SUBIDS);
+};
+
+/// A word of the folio at byte offset `off`, as an atomic.
+///
+/// # Safety
+///
+/// `folio` points to a live large folio whose first `off + size_of::<T>()`
+/// bytes of struct pages exist and stay allocated for `'a`; the word is
+/// aligned for `T` and C only accesses it atomically (`atomic_t`,
+/// `atomic64_t`) or while no one else can reach the folio.
+unsafe fn word<'a, T>(folio: *mut bindings::folio, off: usize) -> &'a T {
+    // SAFETY: By the function's safety requirements the address is inside
+    // the folio's struct pages, aligned, and valid for `'a`; `AtomicI32` and
+    // `AtomicU64` have the layout of `atomic_t` and `atomic64_t`'s counter,
+    // and all concurrent accesses are atomic.
+    unsafe { &*folio.cast::<u8>().add(off).cast::<T>() }
+}
+
+/// The rmap state of a tracked folio of `order`.
+///
+/// # Safety
+///
+/// `folio` points to a live, non-hugetlb large folio of `order` that stays
+/// allocated for `'a` (the caller holds a reference, a page table lock of
+/// one of its mappings, or the folio is not yet visible).
+unsafe fn rmap<'a>(folio: *mut bindings::folio, order: c_uint) -> Option<FolioRmap<'a>> {
+    if folio.is_null() {
+        return None;
+    }
+    // `FolioRmap::new` rejects untracked orders before it asks for any
+    // word, so the offsets used below exist: `LAYOUT.check()` proved every
+    // class's values lie inside its smallest tracked folio.
+    // SAFETY: The seqcount and mapcount lie in page[1], which every large
+    // folio has; see the function's safety requirements for the rest.
+    let seq: &AtomicSeqcount = unsafe { word(folio, LAYOUT.seq_offset) };
+    // SAFETY: As above.
+    let mapcount: &AtomicI32 = unsafe { word(folio, MAPCOUNT_OFFSET) };
+    FolioRmap::new(order, seq, mapcount, |k| {
+        // SAFETY: `k` is below the class's value count, whose last value
+        // lies inside a folio of this order (checked at compile time).
+        unsafe { word::<AtomicU64>(folio, LAYOUT.value_offset(k)) }
+    })
+}
+
+/// The mm's ID and sub-IDs, or `None` for a NULL array.
+///
+/// # Safety
+///
+/// `subids` is NULL or points to `RMAP_ID_NR_SUBIDS` readable `u64`s (an
+/// mm's `mm_rmap_subids`) that do not change while borrowed.
+unsafe fn mm_ids<'a>(id: u32, subids: *const u64) -> Option<MmIds<'a>> {
+    // SAFETY: By the function's safety requirements.
+    let subids = unsafe { subids.cast::<[u64; NR_SUBIDS]>().as_ref() }?;
+    Some(MmIds { id, subids })
+}
+
+/// Reset a folio's rmap state (`prep_compound_head()`, folio split).
+///
+/// # Safety
+///
+/// `folio` is a large folio of `order` nobody else can reach.
+#[no_mangle]
+pub unsafe extern "C" fn __folio_rmap_reset(folio: *mut bindings::folio, order: c_uint) {
+    // SAFETY: Forwarded from this function's safety requirements.
+    if let Some(r) = unsafe { rmap(folio, order) } {
+        r.reset();
+    }
+}
+
+/// Account `delta` mappings of the folio by the mm (`id`, `subids`).
+///
+/// # Safety
+///
+/// `folio` is a live, non-hugetlb large folio of `order` (the caller holds
+/// the page table lock of the mappings it changes); `subids` is the mm's
+/// `mm_rmap_subids`.
+#[no_mangle]
+pub unsafe extern "C" fn __folio_rmap_add(
+    folio: *mut bindings::folio,
+    order: c_uint,
+    id: u32,
+    subids: *const u64,
+    delta: c_int,
+) {
+    // SAFETY: Forwarded from this function's safety requirements.
+    let Some(r) = (unsafe { rmap(folio, order) }) else {
+        return;
+    };
+    // SAFETY: Forwarded from this function's safety requirements.
+    match unsafe { mm_ids(id, subids) } {
+        Some(mm) => r.add::<KernelPreempt>(&mm, delta),
+        // No sub-IDs: count the mapping as the dummy mm's, which readers
+        // never call exclusive (see `FolioRmap::add`).
+        None => r.add::<KernelPreempt>(
+            &MmIds {
+                id: 0,
+                subids: &[0; NR_SUBIDS],
+            },
+            delta,
+        ),
+    }
+}
+
+/// Set a new folio mapped `mapcount` times by one mm.
+///
+/// # Safety
+///
+/// As [`__folio_rmap_add`]; the folio is not yet mapped anywhere else.
+#[no_mangle]
+pub unsafe extern "C" fn __folio_rmap_set_new(
+    folio: *mut bindings::folio,
+    order: c_uint,
+    id: u32,
+    subids: *const u64,
+    mapcount: c_int,
+) {
+    // SAFETY: Forwarded from this function's safety requirements.
+    let Some(r) = (unsafe { rmap(folio, order) }) else {
+        return;
+    };
+    let zeros = [0u64; NR_SUBIDS];
+    // SAFETY: Forwarded from this function's safety requirements.
+    let mm = unsafe { mm_ids(id, subids) }.unwrap_or(MmIds {
+        id: 0,
+        subids: &zeros,
+    });
+    r.set_new::<KernelPreempt>(&mm, mapcount);
+}
+
+/// Who maps the folio: one of `FOLIO_RMAP_*`. Untracked folios and a NULL
+/// sub-ID array answer `FOLIO_RMAP_SHARED`.
+///
+/// # Safety
+///
+/// `folio` is a live large folio of `order` the caller holds a reference
+/// to (or a page table lock of one of its mappings); `subids` is NULL or
+/// the mm's `mm_rmap_subids`.
+#[no_mangle]
+pub unsafe extern "C" fn __folio_rmap_sharing(
+    folio: *mut bindings::folio,
+    order: c_uint,
+    id: u32,
+    subids: *const u64,
+) -> c_int {
+    // SAFETY: Forwarded from this function's safety requirements.
+    let r = unsafe { rmap(folio, order) };
+    // SAFETY: Forwarded from this function's safety requirements.
+    let mm = unsafe { mm_ids(id, subids) };
+    let answer = match (r, mm) {
+        (Some(r), Some(mm)) => r.sharing(&mm),
+        _ => Sharing::Shared,
+    };
+    answer as c_int
+}
+
+/// May the write fault of the mm reuse a page of this anon folio? False
+/// for untracked folios.
+///
+/// # Safety
+///
+/// `folio` is a live large anon folio of `order` mapped by the faulting
+/// page table entry, whose lock the caller holds; `subids` is NULL or the
+/// faulting mm's `mm_rmap_subids`.
+#[no_mangle]
+pub unsafe extern "C" fn __folio_rmap_may_reuse(
+    folio: *mut bindings::folio,
+    order: c_uint,
+    id: u32,
+    subids: *const u64,
+) -> bool {
+    // SAFETY: Forwarded from this function's safety requirements.
+    let (Some(r), Some(mm)) = (unsafe { rmap(folio, order) }, unsafe { mm_ids(id, subids) })
+    else {
+        return false;
+    };
+    // SAFETY: `_refcount` is in page[0] and `_entire_mapcount` in page[1] of
+    // every large folio, both `atomic_t`; the folio is live (see above).
+    let counts = unsafe {
+        ReuseCounts {
+            refcount: word(folio, REFCOUNT_OFFSET),
+            entire_mapcount: word(folio, ENTIRE_OFFSET),
+        }
+    };
+    r.may_reuse(&mm, &counts)
+}
+
+/// A consistent snapshot of a tracked folio: its mapcount in `*mapcount`
+/// and its first `nr` rmap values in `values` (0 past the class's count).
+/// Returns the class's value count, -EAGAIN if writers kept changing the
+/// folio, -EINVAL for an untracked folio or bad arguments.
+///
+/// # Safety
+///
+/// `folio` as for [`__folio_rmap_sharing`]; `mapcount` is valid for a
+/// write and `values` for `nr` writes.
+#[no_mangle]
+pub unsafe extern "C" fn folio_rmap_snapshot(
+    folio: *mut bindings::folio,
+    order: c_uint,
+    mapcount: *mut c_long,
+    values: *mut u64,
+    nr: usize,
+) -> c_int {
+    // SAFETY: Forwarded from this function's safety requirements.
+    let Some(r) = (unsafe { rmap(folio, order) }) else {
+        return EINVAL.to_errno();
+    };
+    if mapcount.is_null() || values.is_null() {
+        return EINVAL.to_errno();
+    }
+    let snap = (0..crate::folio::READ_TRIES).find_map(|_| r.snapshot());
+    let Some(snap) = snap else {
+        return EAGAIN.to_errno();
+    };
+    // SAFETY: The caller guarantees `values` is valid for `nr` writes and
+    // `mapcount` for one.
+    let out = unsafe { core::slice::from_raw_parts_mut(values, nr) };
+    for (k, o) in out.iter_mut().enumerate() {
+        *o = snap.values.get(k).copied().unwrap_or(0);
+    }
+    // SAFETY: See above.
+    unsafe { mapcount.write(snap.mapcount as c_long) };
+    // At most MAX_VALUES (6): the cast cannot truncate.
+    crate::subid::class_for_order(order).map_or(0, |c| c.values.min(MAX_VALUES)) as c_int
+}

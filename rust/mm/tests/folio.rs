@@ -1,0 +1,403 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Host tests of a large folio's rmap state: the compile-time layout check,
+//! the writers, `sharing` against a ground-truth count of who maps what
+//! (constructed patterns, random sequences, the original series' collision
+//! multiset), the reuse conditions, and readers racing real writer threads.
+
+#![cfg(not(loom))]
+
+mod rng;
+
+use rng::XorShift;
+use rust_mm_core::folio::{
+    is_tracked_order, FolioRmap, Layout, MmIds, ReuseCounts, Sharing, READ_TRIES,
+};
+use rust_mm_core::seqcount::{AtomicSeqcount, NoPreempt};
+use rust_mm_core::subid::{self, SubIds, DUMMY_ID, MAX_ID, MAX_VALUES, NR_SUBIDS};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// The rmap fields of a folio, laid out by the test instead of a kernel.
+struct FakeFolio {
+    order: u32,
+    seq: AtomicSeqcount,
+    mapcount: AtomicI32,
+    values: [AtomicU64; MAX_VALUES],
+    refcount: AtomicI32,
+    entire: AtomicI32,
+}
+
+impl FakeFolio {
+    fn new(order: u32) -> Self {
+        let f = FakeFolio {
+            order,
+            seq: AtomicSeqcount::new(),
+            mapcount: AtomicI32::new(12345),
+            values: Default::default(),
+            refcount: AtomicI32::new(0),
+            entire: AtomicI32::new(-1),
+        };
+        // Garbage that `reset` must clear, as a recycled struct page has.
+        for v in &f.values {
+            v.store(0xdead_beef, Ordering::Relaxed);
+        }
+        f.rmap().reset();
+        f
+    }
+
+    fn rmap(&self) -> FolioRmap<'_> {
+        FolioRmap::new(self.order, &self.seq, &self.mapcount, |k| &self.values[k])
+            .expect("tracked order")
+    }
+
+    fn counts(&self) -> ReuseCounts<'_> {
+        ReuseCounts {
+            refcount: &self.refcount,
+            entire_mapcount: &self.entire,
+        }
+    }
+}
+
+/// An mm: its ID and cached sub-IDs.
+struct Mm {
+    id: u32,
+    subids: [u64; NR_SUBIDS],
+}
+
+impl Mm {
+    fn new(id: u32) -> Self {
+        let s = SubIds::new(id).unwrap();
+        Mm {
+            id,
+            subids: s.as_slice().try_into().unwrap(),
+        }
+    }
+
+    fn ids(&self) -> MmIds<'_> {
+        MmIds {
+            id: self.id,
+            subids: &self.subids,
+        }
+    }
+}
+
+/// A folio plus the ground truth of how many pages each mm maps.
+struct World {
+    folio: FakeFolio,
+    truth: HashMap<u32, i64>,
+}
+
+impl World {
+    fn new(order: u32) -> Self {
+        World {
+            folio: FakeFolio::new(order),
+            truth: HashMap::new(),
+        }
+    }
+
+    fn map(&mut self, mm: &Mm, n: i32) {
+        self.folio.rmap().add::<NoPreempt>(&mm.ids(), n);
+        *self.truth.entry(mm.id).or_default() += i64::from(n);
+        self.truth.retain(|_, c| *c != 0);
+    }
+
+    fn expected(&self, mm: &Mm) -> Sharing {
+        let total: i64 = self.truth.values().sum();
+        if total == 0 {
+            Sharing::Unmapped
+        } else if mm.id != DUMMY_ID && self.truth.len() == 1 && self.truth.contains_key(&mm.id)
+        {
+            // Exclusive iff only mm maps it -- unless mapped more often than
+            // it has pages, which the reader calls shared by definition.
+            if total > self.folio.rmap().nr_pages() {
+                Sharing::Shared
+            } else {
+                Sharing::Exclusive
+            }
+        } else {
+            Sharing::Shared
+        }
+    }
+
+    fn check(&self, mm: &Mm) {
+        assert_eq!(
+            self.folio.rmap().sharing(&mm.ids()),
+            self.expected(mm),
+            "mm {} truth {:?}",
+            mm.id,
+            self.truth
+        );
+    }
+}
+
+const X86_64: Layout = Layout {
+    page_size: 64,
+    seq_offset: 64 + 40,
+    pair_offset: 32,
+};
+
+#[test]
+fn x86_64_layout_fits_every_class_and_bad_layouts_are_rejected() {
+    const _: () = assert!(X86_64.check());
+    assert_eq!(X86_64.value_offset(0), 2 * 64 + 32);
+    assert_eq!(X86_64.value_offset(1), 2 * 64 + 40);
+    assert_eq!(X86_64.value_offset(3), 3 * 64 + 40);
+    assert_eq!(X86_64.value_offset(5), 4 * 64 + 40);
+    // A pair that runs off the end of the page.
+    assert!(!Layout {
+        pair_offset: 56,
+        ..X86_64
+    }
+    .check());
+    // A seqcount that is not 8-byte aligned.
+    assert!(!Layout {
+        seq_offset: 64 + 36,
+        ..X86_64
+    }
+    .check());
+    // Every class's last value lies inside its smallest tracked folio.
+    for order in 2..=subid::MAX_ORDER {
+        let values = subid::class_for_order(order).unwrap().values;
+        assert!(Layout::last_value_page(values) < 1 << order, "order {order}");
+    }
+}
+
+#[test]
+fn only_orders_2_to_15_are_tracked() {
+    assert!(!is_tracked_order(0));
+    assert!(!is_tracked_order(1));
+    assert!((2..=15).all(is_tracked_order));
+    assert!(!is_tracked_order(16));
+    let seq = AtomicSeqcount::new();
+    let mc = AtomicI32::new(-1);
+    let v = AtomicU64::new(0);
+    assert!(FolioRmap::new(1, &seq, &mc, |_| &v).is_none());
+}
+
+#[test]
+fn reset_clears_recycled_garbage_to_unmapped() {
+    let f = FakeFolio::new(9);
+    assert_eq!(f.mapcount.load(Ordering::Relaxed), -1);
+    assert!(f.values.iter().take(4).all(|v| v.load(Ordering::Relaxed) == 0));
+    // Only the class's values are touched (order 9 has 4).
+    assert_eq!(f.values[4].load(Ordering::Relaxed), 0xdead_beef);
+    assert_eq!(f.rmap().sharing(&Mm::new(7).ids()), Sharing::Unmapped);
+}
+
+#[test]
+fn one_mm_mapping_part_or_all_pages_is_exclusive_and_a_second_mm_makes_it_shared() {
+    let (a, b) = (Mm::new(5), Mm::new(6));
+    for order in 2..=15 {
+        let mut w = World::new(order);
+        let nr = 1i32 << order;
+        w.map(&a, 1);
+        w.check(&a);
+        w.check(&b);
+        w.map(&a, nr - 1);
+        w.check(&a);
+        w.map(&b, 1);
+        w.check(&a);
+        w.check(&b);
+        w.map(&a, -nr);
+        w.check(&b);
+        w.map(&b, -1);
+        w.check(&a);
+    }
+}
+
+#[test]
+fn more_mappings_than_pages_is_shared_even_for_one_mm() {
+    let a = Mm::new(77);
+    let mut w = World::new(2);
+    w.map(&a, 4);
+    assert_eq!(w.folio.rmap().sharing(&a.ids()), Sharing::Exclusive);
+    w.map(&a, 1);
+    assert_eq!(w.folio.rmap().sharing(&a.ids()), Sharing::Shared);
+}
+
+#[test]
+fn dummy_id_mm_is_never_exclusive_and_does_not_hide_other_mms() {
+    let d = Mm::new(DUMMY_ID);
+    let a = Mm::new(1);
+    let mut w = World::new(4);
+    w.map(&d, 3);
+    // A second dummy mm would add the same zeros: never call it exclusive.
+    assert_eq!(w.folio.rmap().sharing(&d.ids()), Sharing::Shared);
+    assert_eq!(w.folio.rmap().sharing(&a.ids()), Sharing::Shared);
+    w.map(&a, 2);
+    assert_eq!(w.folio.rmap().sharing(&a.ids()), Sharing::Shared);
+    w.map(&d, -3);
+    assert_eq!(w.folio.rmap().sharing(&a.ids()), Sharing::Exclusive);
+}
+
+#[test]
+fn set_new_is_exclusive_to_its_mm_like_n_single_adds() {
+    let a = Mm::new(0x00ab_cdef);
+    for order in [2, 4, 9, 10, 13] {
+        let f = FakeFolio::new(order);
+        let g = FakeFolio::new(order);
+        let nr = 1 << order;
+        f.rmap().set_new::<NoPreempt>(&a.ids(), nr);
+        for _ in 0..nr {
+            g.rmap().add::<NoPreempt>(&a.ids(), 1);
+        }
+        assert_eq!(f.rmap().snapshot(), g.rmap().snapshot(), "order {order}");
+        assert_eq!(f.rmap().sharing(&a.ids()), Sharing::Exclusive);
+    }
+}
+
+#[test]
+fn random_map_unmap_sequences_match_the_ground_truth() {
+    let mut rng = XorShift::new(0x5eed_f011_0);
+    for round in 0..400 {
+        let order = 2 + (rng.next() % 14) as u32;
+        let nr = 1i64 << order;
+        let mms: Vec<Mm> = (0..1 + rng.next() % 4)
+            .map(|_| Mm::new((rng.next() % u64::from(MAX_ID + 1)) as u32))
+            .collect();
+        let mut w = World::new(order);
+        for _ in 0..60 {
+            let i = (rng.next() % mms.len() as u64) as usize;
+            let mapped = *w.truth.get(&mms[i].id).unwrap_or(&0);
+            let total: i64 = w.truth.values().sum();
+            let unmap = mapped > 0 && rng.next() % 3 == 0;
+            let n = if unmap {
+                -(1 + (rng.next() % mapped as u64) as i64)
+            } else {
+                // Stay within nr_pages mappings most of the time, sometimes
+                // beyond (obviously shared).
+                let room = (nr + 2 - total).max(1);
+                1 + (rng.next() % room as u64) as i64
+            };
+            w.map(&mms[i], n as i32);
+            for m in &mms {
+                w.check(m);
+            }
+        }
+        let _ = round;
+    }
+}
+
+/// The original series' collision (see tests/subid.rs): 70 mappings of a
+/// 3-value/8-bit/P=512 class whose sums equal those of the owner alone.
+fn original_collision() -> (u32, Vec<u32>) {
+    const N: i64 = 70;
+    const BINOM7: [i64; 8] = [1, 7, 21, 35, 35, 21, 7, 1];
+    let d: Vec<i64> = (0..8)
+        .map(|i| 2 * BINOM7[i] * if i % 2 == 0 { 1 } else { -1 })
+        .collect();
+    let owner_chunk: u32 = (0..8).filter(|&i| d[i] < 0).map(|i| 1 << i).sum();
+    let counts: Vec<i64> = (0..8)
+        .map(|i| d[i] + N * i64::from((owner_chunk >> i) & 1))
+        .collect();
+    let mappings = (0..N)
+        .map(|k| {
+            let chunk: u32 = (0..8).filter(|&i| k < counts[i]).map(|i| 1 << i).sum();
+            (chunk << 16) | 1
+        })
+        .collect();
+    ((owner_chunk << 16) | 1, mappings)
+}
+
+#[test]
+fn original_collision_multiset_mapped_into_an_order_9_folio_reads_shared() {
+    let (owner, mappings) = original_collision();
+    let mut per_mm: HashMap<u32, i32> = HashMap::new();
+    for m in &mappings {
+        *per_mm.entry(*m).or_default() += 1;
+    }
+    assert!(per_mm.len() > 1 && per_mm.len() < 70);
+    for order in 6..=9 {
+        let mut w = World::new(order);
+        for (&id, &n) in &per_mm {
+            w.map(&Mm::new(id), n);
+        }
+        let owner = Mm::new(owner);
+        assert_eq!(w.folio.rmap().sharing(&owner.ids()), Sharing::Shared);
+        w.check(&owner);
+        // Nor may the owner reuse it on a write fault.
+        w.folio.refcount.store(70, Ordering::Relaxed);
+        assert!(!w.folio.rmap().may_reuse(&owner.ids(), &w.folio.counts()));
+    }
+}
+
+#[test]
+fn reuse_needs_refcount_equal_mapcount_no_pmd_mapping_and_exclusivity() {
+    let (a, b) = (Mm::new(42), Mm::new(43));
+    let mut w = World::new(9);
+    w.map(&a, 512);
+    w.folio.refcount.store(512, Ordering::Relaxed);
+    assert!(w.folio.rmap().may_reuse(&a.ids(), &w.folio.counts()));
+    assert!(!w.folio.rmap().may_reuse(&b.ids(), &w.folio.counts()));
+    // A GUP pin, swap cache or LRU batch reference.
+    w.folio.refcount.store(513, Ordering::Relaxed);
+    assert!(!w.folio.rmap().may_reuse(&a.ids(), &w.folio.counts()));
+    w.folio.refcount.store(512, Ordering::Relaxed);
+    // PMD-mapped somewhere.
+    w.folio.entire.store(0, Ordering::Relaxed);
+    assert!(!w.folio.rmap().may_reuse(&a.ids(), &w.folio.counts()));
+    w.folio.entire.store(-1, Ordering::Relaxed);
+    // Another mm still maps one page.
+    w.map(&b, 1);
+    w.folio.refcount.store(513, Ordering::Relaxed);
+    assert!(!w.folio.rmap().may_reuse(&a.ids(), &w.folio.counts()));
+    w.map(&b, -1);
+    w.folio.refcount.store(512, Ordering::Relaxed);
+    assert!(w.folio.rmap().may_reuse(&a.ids(), &w.folio.counts()));
+}
+
+#[test]
+fn a_writer_inside_means_copy_and_readers_give_up_as_shared() {
+    let a = Mm::new(9);
+    let mut w = World::new(4);
+    w.map(&a, 3);
+    w.folio.refcount.store(3, Ordering::Relaxed);
+    let guard = w.folio.seq.write::<NoPreempt>();
+    assert!(!w.folio.rmap().may_reuse(&a.ids(), &w.folio.counts()));
+    assert_eq!(w.folio.rmap().sharing(&a.ids()), Sharing::GaveUp);
+    assert!(Sharing::GaveUp.maybe_shared());
+    drop(guard);
+    assert_eq!(w.folio.rmap().sharing(&a.ids()), Sharing::Exclusive);
+    assert!(READ_TRIES >= 1);
+}
+
+#[test]
+fn readers_racing_writer_threads_never_see_a_foreign_mapping_as_exclusive() {
+    // mm B keeps one page mapped throughout; two threads map and unmap
+    // pages for mm A (exclusive and shared write sections interleave).
+    // A reader asking for A must never get "exclusive".
+    let f = Arc::new(FakeFolio::new(9));
+    let a = Arc::new(Mm::new(0x0012_3456));
+    let b = Mm::new(0x0065_4321);
+    f.rmap().add::<NoPreempt>(&b.ids(), 1);
+    let stop = Arc::new(AtomicBool::new(false));
+    let writers: Vec<_> = (0..2)
+        .map(|t| {
+            let (f, a, stop) = (f.clone(), a.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut n = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    let k = 1 + ((n + t) % 7) as i32;
+                    f.rmap().add::<NoPreempt>(&a.ids(), k);
+                    f.rmap().add::<NoPreempt>(&a.ids(), -k);
+                    n += 1;
+                }
+                n
+            })
+        })
+        .collect();
+    let mut seen = [0u64; 4];
+    for _ in 0..200_000 {
+        let s = f.rmap().sharing(&a.ids());
+        assert_ne!(s, Sharing::Exclusive);
+        seen[s as usize] += 1;
+    }
+    stop.store(true, Ordering::Relaxed);
+    let updates: u64 = writers.into_iter().map(|h| h.join().unwrap()).sum();
+    assert!(updates > 0);
+    // Writers left: exactly B's page remains.
+    assert_eq!(f.rmap().sharing(&b.ids()), Sharing::Exclusive);
+    assert_eq!(f.rmap().snapshot().unwrap().mapcount, 1);
+}

@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the userspace COW tests: PTE-mapped THP areas, their
+ * PFNs and THP flags (root: pagemap and kpageflags), data patterns, and
+ * pipes for synchronising with children. Header-only: each test is one
+ * static binary.
+ */
+#ifndef RUSTMM_THP_TEST_H
+#define RUSTMM_THP_TEST_H
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define PAGE		4096UL
+#define THP		(2UL << 20)
+#define NR_THP		2
+#define SIZE		(NR_THP * THP)
+#define KPF_THP		22
+
+enum { PASS, FAIL, SKIP };
+
+static char why[256];
+static char *raw_area;	/* the mapping thp_area() carved the THPs from */
+
+static inline int fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	return FAIL;
+}
+
+static inline uint64_t pfn_of(void *addr)
+{
+	uint64_t ent = 0;
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+
+	if (fd < 0)
+		return 0;
+	if (pread(fd, &ent, 8, (uintptr_t)addr / PAGE * 8) != 8)
+		ent = 0;
+	close(fd);
+	return (ent >> 63) & 1 ? ent & ((1ULL << 55) - 1) : 0;
+}
+
+static inline int is_thp(void *addr)
+{
+	uint64_t flags = 0, pfn = pfn_of(addr);
+	int fd = open("/proc/kpageflags", O_RDONLY);
+
+	if (fd < 0 || !pfn)
+		return 0;
+	if (pread(fd, &flags, 8, pfn * 8) != 8)
+		flags = 0;
+	close(fd);
+	return (flags >> KPF_THP) & 1;
+}
+
+static inline unsigned char pattern(unsigned long page, int seed)
+{
+	return (unsigned char)(page * 7 + seed * 31 + 1);
+}
+
+static inline void fill(char *mem, unsigned long from, unsigned long to, int seed)
+{
+	for (unsigned long off = from; off < to; off += PAGE)
+		memset(mem + off, pattern(off / PAGE, seed), PAGE);
+}
+
+/* 0 if [from, to) holds @seed's pattern (seed < 0: zeroes). */
+static inline int check(const char *mem, unsigned long from, unsigned long to, int seed)
+{
+	for (unsigned long off = from; off < to; off++) {
+		unsigned char want = seed < 0 ? 0 : pattern(off / PAGE, seed);
+
+		if ((unsigned char)mem[off] != want) {
+			snprintf(why, sizeof(why), "byte %#lx is %#x, want %#x (seed %d)",
+				 off, (unsigned char)mem[off], want, seed);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * SIZE bytes of THP-backed memory filled with seed 0, PTE-mapped: each THP
+ * is first mapped by a PMD, then mprotect() on one subpage remaps it with
+ * PTEs while the folio stays large. NULL if no THP could be had.
+ */
+static inline char *thp_area(void)
+{
+#ifdef SELFCHECK_SHARED
+	const int share = MAP_SHARED;
+#else
+	const int share = MAP_PRIVATE;
+#endif
+	char *raw = mmap(NULL, SIZE + THP, PROT_READ | PROT_WRITE,
+			 share | MAP_ANONYMOUS, -1, 0);
+	char *mem;
+
+	if (raw == MAP_FAILED)
+		return NULL;
+	raw_area = raw;
+	mem = (char *)(((uintptr_t)raw + THP - 1) & ~(THP - 1));
+	madvise(mem, SIZE, MADV_HUGEPAGE);
+	fill(mem, 0, SIZE, 0);
+	if (share == MAP_SHARED)
+		return mem;
+	for (unsigned long t = 0; t < SIZE; t += THP) {
+		if (!is_thp(mem + t)) {
+			snprintf(why, sizeof(why), "no THP at offset %#lx", t);
+			return NULL;
+		}
+		mprotect(mem + t + PAGE, PAGE, PROT_READ);
+		mprotect(mem + t + PAGE, PAGE, PROT_READ | PROT_WRITE);
+		if (!is_thp(mem + t + 3 * PAGE)) {
+			snprintf(why, sizeof(why), "THP split by PTE-remapping");
+			return NULL;
+		}
+	}
+	return mem;
+}
+
+/* A one-byte message over a pipe: the processes' only synchronisation. */
+struct chan {
+	int fd[2];
+};
+
+static inline void chan_init(struct chan *c)
+{
+	if (pipe(c->fd))
+		abort();
+}
+
+static inline void post(struct chan *c)
+{
+	if (write(c->fd[1], "x", 1) != 1)
+		abort();
+}
+
+static inline void await(struct chan *c)
+{
+	char b;
+
+	if (read(c->fd[0], &b, 1) != 1)
+		abort();
+}
+
+/* Wait for a child; FAIL with its message if it reported one. */
+static inline int reap(pid_t pid, int msgfd)
+{
+	int status = 0;
+	ssize_t n;
+
+	waitpid(pid, &status, 0);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return PASS;
+	n = read(msgfd, why, sizeof(why) - 1);
+	why[n > 0 ? n : 0] = 0;
+	if (!why[0])
+		snprintf(why, sizeof(why), "child status %#x", status);
+	return FAIL;
+}
+
+/* In a child: report @why to the parent and exit 1 if @bad. */
+static inline void child_done(int msgfd, int bad)
+{
+	if (bad) {
+		if (write(msgfd, why, strlen(why)) < 0)
+			_exit(2);
+		_exit(1);
+	}
+	_exit(0);
+}
+
+#endif /* RUSTMM_THP_TEST_H */
