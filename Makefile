@@ -6,7 +6,8 @@
 #   make test    every test (host cargo tests, series checks, KUnit), ending
 #                with one line 'N passed, N failed'
 #
-# Other targets: setup doctor prepare kunit kcsan userspace series subid-tables
+# Other targets: setup doctor prepare kunit kcsan userspace userspace-off
+# userspace-base series subid-tables
 # docs-tables bench-seqcount rust-project lint refresh-patches clean.
 # See README.md.
 
@@ -15,7 +16,8 @@ S := scripts
 SERIES_DIR ?= build/series
 
 .PHONY: all run test setup doctor prepare series subid-tables docs-tables \
-	rust-project lint host-test kunit kcsan userspace bench-seqcount \
+	rust-project lint host-test kunit kcsan userspace userspace-off \
+	userspace-base bench-seqcount \
 	refresh-patches clean
 
 all: run
@@ -46,6 +48,13 @@ kcsan: prepare
 
 userspace: kunit
 	@bash $(S)/run-userspace.sh
+
+# The same userspace tests on CONFIG_MM_RMAP_ID=n and on the unpatched tree.
+userspace-off: prepare
+	@bash $(S)/run-variant.sh off
+
+userspace-base: prepare
+	@bash $(S)/run-variant.sh base
 
 bench-seqcount: setup
 	@bash $(S)/bench-seqcount.sh

@@ -48,6 +48,7 @@ grep -q '^CONFIG_BLK_DEV_INITRD=y' "$KOUT/.config" ||
 	die "the kernel in $KOUT has no initramfs support (CONFIG_BLK_DEV_INITRD)"
 # Passed to init's environment by the kernel (an unknown NAME=value).
 if grep -q '^CONFIG_MM_RMAP_ID=y' "$KOUT/.config"; then reuse=1; else reuse=0; fi
+if grep -q '^CONFIG_DEBUG_MM_RMAP_ID=y' "$KOUT/.config"; then verify=1; else verify=0; fi
 
 rm -rf "$ROOT" && mkdir -p "$ROOT/tests"
 gcc "${cflags[@]}" -o "$ROOT/init" "$RUST_MM_TOP/tests/userspace/init.c" ||
@@ -77,10 +78,10 @@ gcc -O2 -static -isystem "$uapi/include" -I "$BUILD_DIR/ksft" -I "$mm" -I "$mm/.
 (cd "$ROOT" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) > "$CPIO" ||
 	die "cannot build $CPIO"
 
-say "booting $KERNEL (COW reuse expected: $reuse) with $(ls "$ROOT/tests" | wc -l) test program(s); console: $LOG"
+say "booting $KERNEL (COW reuse expected: $reuse, rmap recounts: $verify) with $(ls "$ROOT/tests" | wc -l) test program(s); console: $LOG"
 timeout "$TIMEOUT" qemu-system-x86_64 -nodefaults -m 1024 -smp 2 \
 	-kernel "$KERNEL" -initrd "$CPIO" \
-	-append "console=ttyS0 panic=-1 kunit.enable=0 rdinit=/init RUSTMM_COW_REUSE=$reuse" \
+	-append "console=ttyS0 panic=-1 kunit.enable=0 rdinit=/init RUSTMM_COW_REUSE=$reuse RUSTMM_RMAP_VERIFY=$verify" \
 	-no-reboot -nographic -serial stdio -bios qboot.rom < /dev/null > "$LOG" 2>&1
 rc=$?
 tr -d '\r' < "$LOG" > "$LOG.txt"

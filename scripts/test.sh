@@ -5,8 +5,11 @@
 #   2. series: the exported series applies with git am and quilt, giving
 #      exactly the prepared tree
 #   3. kernel: our KUnit suites, x86_64 under QEMU; the same kernel booted
-#      with an initramfs of userspace COW-isolation tests; and a host run
-#      showing those tests catch a leak (MAP_SHARED self-check)
+#      with an initramfs of userspace COW tests (isolation, reuse, the
+#      tree's selftests/mm/cow); the same tests on the patched tree with
+#      CONFIG_MM_RMAP_ID=n and on the unpatched tree, with skip parity of
+#      the selftests; and a host run showing the isolation tests catch a
+#      leak (MAP_SHARED self-check)
 #   4. the same KUnit suites in a KCSAN build, and no KCSAN report from us
 #   5. style gates: checkpatch --strict, rustfmt, clippy (kernel and host)
 # A stage that breaks (does not build, guest crash) counts as a failure.
@@ -87,6 +90,17 @@ if bash "$RUST_MM_TOP/scripts/prepare-tree.sh"; then
 
 	say "== userspace tests booted in QEMU (x86_64, initramfs) =="
 	line_stage userspace "$RUST_MM_TOP/scripts/run-userspace.sh" userspace-stage.out
+	say "== the same userspace tests with CONFIG_MM_RMAP_ID=n (must behave as the base) =="
+	line_stage userspace-off "$RUST_MM_TOP/scripts/run-variant.sh off" userspace-off-stage.out
+	say "== the same userspace tests on the unpatched 6.12 tree =="
+	line_stage userspace-base "$RUST_MM_TOP/scripts/run-variant.sh base" userspace-base-stage.out
+	say "== selftests/mm/cow: every skip on the patched kernel skips on the base too =="
+	if python3 "$RUST_MM_TOP/scripts/skip-parity.py" ksft_mm_cow \
+		"$BUILD_DIR/userspace.log.txt" "$BUILD_DIR/userspace-base.log.txt"; then
+		add 1 0
+	else
+		add 0 1
+	fi
 	say "== the userspace checks can fail (host, MAP_SHARED self-check) =="
 	line_stage selfcheck "$RUST_MM_TOP/scripts/run-userspace.sh --selfcheck" selfcheck-stage.out
 

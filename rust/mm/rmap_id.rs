@@ -234,6 +234,21 @@ pub unsafe extern "C" fn rmap_subids_fill(id: u32, subids: *mut u64, nr: usize) 
     0
 }
 
+/// Boot-time verification of the sub-ID tables (`CONFIG_DEBUG_MM_RMAP_ID`):
+/// every compile-time table entry and class property re-derived. Returns
+/// the number of entries checked, or `-EINVAL` after logging what is wrong.
+#[no_mangle]
+pub extern "C" fn rmap_id_verify_tables() -> c_int {
+    match subid::verify_tables() {
+        // Fewer than 2^31 entries: the tables hold a few thousand.
+        Ok(n) => c_int::try_from(n).unwrap_or(c_int::MAX),
+        Err(e) => {
+            pr_err!("sub-ID table verification failed: class {} entry {:?}\n", e.class, e.entry);
+            EINVAL.to_errno()
+        }
+    }
+}
+
 /// Index of the first sub-ID of folios of `order` within the per-mm cache,
 /// or `-EINVAL` for an order outside `RMAP_ID_MIN_ORDER..=RMAP_ID_MAX_ORDER`.
 #[no_mangle]

@@ -129,6 +129,12 @@ static int partial_mremap(char *mem)
 		reap(pid, msg.fd[0]);
 		return fail("mremap: %s", strerror(errno));
 	}
+	/* The first folio is now in two vmas of ours and one of the child. */
+	if (rmap_verify(mem, THP) == FAIL || rmap_verify(dst, THP) == FAIL) {
+		post(&written);
+		reap(pid, msg.fd[0]);
+		return FAIL;
+	}
 	for (unsigned long i = 0; i < 32; i++) {
 		if ((unsigned char)moved[i * PAGE] != pattern(16 + i, 0))
 			return fail("mremap lost page %lu", 16 + i);

@@ -75,10 +75,10 @@ static int child_exited_memset_reuses(char *mem)
 	static uint64_t before[NR_PAGES];
 
 	pfns(mem, before);
-	if (fork_and_reap_child() == FAIL)
+	if (fork_and_reap_child() == FAIL || rmap_verify(mem, SIZE) == FAIL)
 		return FAIL;
 	fill(mem, 0, SIZE, 1);
-	if (check(mem, 0, SIZE, 1))
+	if (check(mem, 0, SIZE, 1) || rmap_verify(mem, SIZE) == FAIL)
 		return FAIL;
 	return pfns_say(mem, before, 0, NR_PAGES, expect_reuse);
 }
@@ -121,6 +121,11 @@ static int child_alive_but_unmapped_reuses(char *mem)
 		child_done(msg.fd[1], 0);
 	}
 	await(&unmapped);
+	if (rmap_verify(mem, SIZE) == FAIL) {
+		post(&done);
+		reap(pid, msg.fd[0]);
+		return FAIL;
+	}
 	fill(mem, 0, SIZE, 1);
 	post(&done);
 	if (reap(pid, msg.fd[0]) == FAIL || check(mem, 0, SIZE, 1))
@@ -159,6 +164,12 @@ static int child_keeps_one_page_forces_copy(char *mem)
 		child_done(msg.fd[1], bad);
 	}
 	await(&unmapped);
+	/* The recount walks the child's mm too: 512 + 1 mappings. */
+	if (rmap_verify(mem, SIZE) == FAIL) {
+		post(&written);
+		reap(pid, msg.fd[0]);
+		return FAIL;
+	}
 	fill(mem, 0, SIZE, 1);
 	post(&written);
 	if (reap(pid, msg.fd[0]) == FAIL || check(mem, 0, SIZE, 1))

@@ -185,4 +185,34 @@ static inline void child_done(int msgfd, int bad)
 	_exit(0);
 }
 
+/*
+ * CONFIG_DEBUG_MM_RMAP_ID's recount: for each THP of [mem, mem + len),
+ * ask the kernel to walk the rmap of the folio there and compare mapcount
+ * and rmap values with a recount (<debugfs>/rmap_id/verify; it WARNs and
+ * fails with EUCLEAN on a mismatch). RUSTMM_RMAP_VERIFY=1 in the
+ * environment says the kernel has it; otherwise this checks nothing.
+ * Returns FAIL (with why) or PASS.
+ */
+static inline int rmap_verify(const char *mem, unsigned long len)
+{
+	const char *env = getenv("RUSTMM_RMAP_VERIFY");
+	int fd, r = PASS;
+
+	if (!env || strcmp(env, "1"))
+		return PASS;
+	fd = open("/sys/kernel/debug/rmap_id/verify", O_WRONLY);
+	if (fd < 0)
+		return fail("rmap_id/verify: %s", strerror(errno));
+	for (unsigned long off = 0; off < len && r == PASS; off += THP) {
+		char addr[32];
+		int n = snprintf(addr, sizeof(addr), "%#lx", (unsigned long)(uintptr_t)(mem + off));
+
+		if (write(fd, addr, n) != n)
+			r = fail("rmap recount of the folio at %#lx: %s", off,
+				 strerror(errno));
+	}
+	close(fd);
+	return r;
+}
+
 #endif /* RUSTMM_THP_TEST_H */

@@ -452,6 +452,54 @@ impl SubIds {
     }
 }
 
+/// A table entry or class property that [`verify_tables`] found wrong.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TableError {
+    /// Index of the class in [`CLASSES`].
+    pub class: usize,
+    /// Chunk value whose table entry is wrong, or `None` for a class
+    /// property (`max_sum`, chunk layout).
+    pub entry: Option<usize>,
+}
+
+/// Re-derive every compile-time table entry and class property at run time
+/// (the kernel's boot-time verification): each entry must be the chunk's
+/// digits in base `P + 1`, each class's `max_sum` must be `P` times its
+/// largest sub-ID without overflow, and the chunks must cover the ID bits
+/// exactly once. Returns the number of table entries checked.
+pub fn verify_tables() -> Result<usize, TableError> {
+    let mut checked = 0;
+    for (i, class) in CLASSES.iter().enumerate() {
+        let bad = TableError {
+            class: i,
+            entry: None,
+        };
+        let mut covered = 0u32;
+        for chunk in class.chunks() {
+            let mask = ((1u32 << chunk.bits) - 1) << chunk.shift;
+            if covered & mask != 0 || subid_of((1 << chunk.bits) - 1, class.p) != Some(chunk.max_subid)
+            {
+                return Err(bad);
+            }
+            covered |= mask;
+        }
+        let widest = class.chunks().iter().map(|c| c.max_subid).max().unwrap_or(0);
+        if covered != MAX_ID || class.p.checked_mul(widest) != Some(class.max_sum) {
+            return Err(bad);
+        }
+        for (c, &entry) in TABLES[i].iter().enumerate() {
+            if subid_of(c as u64, class.p) != Some(entry) {
+                return Err(TableError {
+                    class: i,
+                    entry: Some(c),
+                });
+            }
+            checked += 1;
+        }
+    }
+    Ok(checked)
+}
+
 /// Offset of the sub-IDs for folios of `order` within [`SubIds::as_slice`].
 pub fn subid_offset(order: u32) -> Result<usize, SubIdError> {
     class_for_order(order)?;

@@ -366,3 +366,15 @@ fn our_class_for_the_same_folio_reports_that_multiset_shared() {
         assert!(values_match(n, &alone, mine.for_order(order).unwrap()));
     }
 }
+
+#[test]
+fn boot_time_table_verification_passes_and_checks_every_entry() {
+    let n = subid::verify_tables().unwrap();
+    let expected: usize = subid::CLASSES
+        .iter()
+        .filter(|c| c.is_narrow())
+        .map(|c| 1usize << c.max_bits)
+        .sum();
+    assert_eq!(n, expected);
+    assert!(n > 4096);
+}

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Build and boot a comparison kernel with the same userspace tests as the
+# patched one (scripts/run-userspace.sh):
+#   run-variant.sh off    the patched tree with CONFIG_MM_RMAP_ID=n: the
+#                         kernel must behave as the base (no COW reuse)
+#   run-variant.sh base   the unpatched 6.12 tree (git tag 'pristine' of the
+#                         prepared tree), for skip parity with the
+#                         selftests and the base behaviour
+# Both use tests/kunit/rust_mm.kunitconfig without our options (base also
+# without Rust, which the unpatched tree does not need), built with
+# kunit.py into build/kunit-<variant>. Prints the userspace lines, then
+# 'userspace-<variant>: N passed, N failed, N skipped'.
+set -uo pipefail
+# shellcheck source=scripts/env.sh
+. "$(dirname "$0")/env.sh"
+
+variant="${1:-}"
+case "$variant" in
+off) src="$KSRC"; drop='MM_RMAP_ID|MM_ATOMIC_SEQCOUNT_KUNIT_TEST' ;;
+base) src="$BUILD_DIR/linux-base"; drop='MM_RMAP_ID|MM_ATOMIC_SEQCOUNT_KUNIT_TEST|CONFIG_RUST=' ;;
+*) die "usage: run-variant.sh off|base" ;;
+esac
+[ -f "$KSRC/.rust-mm-applied" ] || die "the tree is not prepared (run: make prepare)"
+out="$BUILD_DIR/kunit-$variant"
+mkdir -p "$out"
+
+if [ "$variant" = base ]; then
+	# A plain copy of the pristine tree, refreshed when the tag moves.
+	want="$(git -C "$KSRC" rev-parse pristine)" || die "no 'pristine' tag in $KSRC"
+	if [ "$(cat "$src/.rust-mm-base" 2>/dev/null)" != "$want" ]; then
+		say "extracting the unpatched tree (tag pristine) into $src"
+		rm -rf "$src" && mkdir -p "$src"
+		git -C "$KSRC" archive pristine | tar -x -C "$src" || die "cannot extract the base tree"
+		echo "$want" > "$src/.rust-mm-base"
+	fi
+fi
+
+kcfg="$out/variant.kunitconfig"
+grep -Ev "$drop" "$RUST_MM_TOP/tests/kunit/rust_mm.kunitconfig" > "$kcfg"
+args=()
+for o in "${KMAKE_OPTS[@]}"; do args+=(--make_options "$o"); done
+say "building the $variant kernel in $out (log: $out/build.log)"
+(cd "$src" && python3 tools/testing/kunit/kunit.py build --arch=x86_64 \
+	--build_dir="$out" --kunitconfig="$kcfg" --jobs="$(nproc)" "${args[@]}") \
+	> "$out/build.log" 2>&1
+rc=$?
+if [ "$rc" -ne 0 ] || [ ! -f "$out/arch/x86/boot/bzImage" ]; then
+	tail -n 20 "$out/build.log"
+	echo "userspace-$variant: 0 passed, 1 failed, 0 skipped"
+	exit 1
+fi
+if grep -q '^CONFIG_MM_RMAP_ID=y' "$out/.config"; then
+	die "CONFIG_MM_RMAP_ID is still on in the $variant kernel"
+fi
+
+USERSPACE_BUILD="$out" USERSPACE_LOG="$BUILD_DIR/userspace-$variant.log" \
+	bash "$RUST_MM_TOP/scripts/run-userspace.sh" | sed "s/^userspace: /userspace-$variant: /"
