@@ -217,8 +217,7 @@ pub unsafe extern "C" fn __folio_rmap_may_reuse(
     subids: *const u64,
 ) -> bool {
     // SAFETY: Forwarded from this function's safety requirements.
-    let (Some(r), Some(mm)) = (unsafe { rmap(folio, order) }, unsafe { mm_ids(id, subids) })
-    else {
+    let (Some(r), Some(mm)) = (unsafe { rmap(folio, order) }, unsafe { mm_ids(id, subids) }) else {
         return false;
     };
     // SAFETY: `_refcount` is in page[0] and `_entire_mapcount` in page[1] of

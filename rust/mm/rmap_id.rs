@@ -243,7 +243,11 @@ pub extern "C" fn rmap_id_verify_tables() -> c_int {
         // Fewer than 2^31 entries: the tables hold a few thousand.
         Ok(n) => c_int::try_from(n).unwrap_or(c_int::MAX),
         Err(e) => {
-            pr_err!("sub-ID table verification failed: class {} entry {:?}\n", e.class, e.entry);
+            pr_err!(
+                "sub-ID table verification failed: class {} entry {:?}\n",
+                e.class,
+                e.entry
+            );
             EINVAL.to_errno()
         }
     }

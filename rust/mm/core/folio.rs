@@ -74,9 +74,9 @@ impl Layout {
     /// tracked folio of the class has. Evaluated at compile time by the
     /// kernel build (and by a host test).
     pub const fn check(&self) -> bool {
-        if self.page_size % 8 != 0
-            || self.seq_offset % 8 != 0
-            || self.pair_offset % 8 != 0
+        if !self.page_size.is_multiple_of(8)
+            || !self.seq_offset.is_multiple_of(8)
+            || !self.pair_offset.is_multiple_of(8)
             || self.pair_offset + 16 > self.page_size
             || self.seq_offset + 8 > self.page_size * FIRST_VALUE_PAGE
         {

@@ -477,13 +477,19 @@ pub fn verify_tables() -> Result<usize, TableError> {
         let mut covered = 0u32;
         for chunk in class.chunks() {
             let mask = ((1u32 << chunk.bits) - 1) << chunk.shift;
-            if covered & mask != 0 || subid_of((1 << chunk.bits) - 1, class.p) != Some(chunk.max_subid)
+            if covered & mask != 0
+                || subid_of((1 << chunk.bits) - 1, class.p) != Some(chunk.max_subid)
             {
                 return Err(bad);
             }
             covered |= mask;
         }
-        let widest = class.chunks().iter().map(|c| c.max_subid).max().unwrap_or(0);
+        let widest = class
+            .chunks()
+            .iter()
+            .map(|c| c.max_subid)
+            .max()
+            .unwrap_or(0);
         if covered != MAX_ID || class.p.checked_mul(widest) != Some(class.max_sum) {
             return Err(bad);
         }

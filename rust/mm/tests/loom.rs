@@ -173,14 +173,23 @@ fn loom_folio_reader_never_calls_a_shared_folio_exclusive() {
             values: Default::default(),
         });
         let (a, b) = (mm_subids(0x0000_0101), mm_subids(0x00ff_0001));
-        let ida = MmIds { id: 0x0000_0101, subids: &a };
-        let idb = MmIds { id: 0x00ff_0001, subids: &b };
+        let ida = MmIds {
+            id: 0x0000_0101,
+            subids: &a,
+        };
+        let idb = MmIds {
+            id: 0x00ff_0001,
+            subids: &b,
+        };
         f.rmap().add::<NoPreempt>(&idb, 1);
         let t = {
             let f = f.clone();
             thread::spawn(move || {
                 let a = mm_subids(0x0000_0101);
-                let ida = MmIds { id: 0x0000_0101, subids: &a };
+                let ida = MmIds {
+                    id: 0x0000_0101,
+                    subids: &a,
+                };
                 f.rmap().add::<NoPreempt>(&ida, 1);
                 f.rmap().add::<NoPreempt>(&ida, -1);
             })
