@@ -7,7 +7,7 @@
 #                with one line 'N passed, N failed'
 #
 # Other targets: setup doctor prepare kunit kcsan userspace userspace-off
-# userspace-base series subid-tables
+# userspace-base bench series subid-tables
 # docs-tables bench-seqcount rust-project lint refresh-patches clean.
 # See README.md.
 
@@ -17,7 +17,7 @@ SERIES_DIR ?= build/series
 
 .PHONY: all run test setup doctor prepare series subid-tables docs-tables \
 	rust-project lint host-test kunit kcsan userspace userspace-off \
-	userspace-base bench-seqcount \
+	userspace-base bench bench-seqcount \
 	refresh-patches clean
 
 all: run
@@ -55,6 +55,10 @@ userspace-off: prepare
 
 userspace-base: prepare
 	@bash $(S)/run-variant.sh base
+
+# Base 6.12 vs patched, under QEMU -icount shift=0: docs/benchmarks.*
+bench:
+	@bash $(S)/bench.sh
 
 bench-seqcount: setup
 	@bash $(S)/bench-seqcount.sh

@@ -25,14 +25,7 @@ out="$BUILD_DIR/kunit-$variant"
 mkdir -p "$out"
 
 if [ "$variant" = base ]; then
-	# A plain copy of the pristine tree, refreshed when the tag moves.
-	want="$(git -C "$KSRC" rev-parse pristine)" || die "no 'pristine' tag in $KSRC"
-	if [ "$(cat "$src/.rust-mm-base" 2>/dev/null)" != "$want" ]; then
-		say "extracting the unpatched tree (tag pristine) into $src"
-		rm -rf "$src" && mkdir -p "$src"
-		git -C "$KSRC" archive pristine | tar -x -C "$src" || die "cannot extract the base tree"
-		echo "$want" > "$src/.rust-mm-base"
-	fi
+	src="$(bash "$RUST_MM_TOP/scripts/base-tree.sh")" || exit 1
 fi
 
 kcfg="$out/variant.kunitconfig"

@@ -10,7 +10,7 @@ set -euo pipefail
 mode="${1:-install}"
 
 PKGS=(build-essential bc flex bison libelf-dev libssl-dev cpio kmod xz-utils
-      rsync git python3 quilt
+      rsync git python3 quilt python3-matplotlib
       clang-19 lld-19 llvm-19 libclang-19-dev
       rustc-web rust-web-src cargo-web rustfmt-web rust-web-clippy
       qemu-system-x86 qemu-system-arm)

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# `make bench`: the rmap micro benchmarks and anon-cow cases
+# (tests/bench/rmap_bench.c) on two kernels built the same way from the
+# pinned tree with tests/bench/bench.kunitconfig: the base (series not
+# applied) and the patched one (series applied, CONFIG_MM_RMAP_ID=y). Each
+# boots alone under QEMU x86_64 with -icount shift=0 (guest time counts
+# executed instructions, so it does not depend on the host's load), 2
+# vCPUs, 2 GiB, and runs every case BENCH_RUNS times (default 5). Then
+# scripts/bench-report.py writes docs/benchmarks.{md,json,png}.
+#   BENCH_RUNS      runs per case and kernel (default 5)
+#   BENCH_MIB       memory per case in MiB (default 256)
+#   BENCH_TIMEOUT   seconds per guest before it counts as hung (default 5400)
+# A kernel that does not build, a guest that hangs or panics, or a run that
+# stops before the end stops everything with the console tail; no report
+# is written from partial results.
+set -uo pipefail
+# shellcheck source=scripts/env.sh
+. "$(dirname "$0")/env.sh"
+
+RUNS="${BENCH_RUNS:-5}"
+MIB="${BENCH_MIB:-256}"
+TIMEOUT="${BENCH_TIMEOUT:-5400}"
+OUT="$BUILD_DIR/bench"
+mkdir -p "$OUT"
+
+bash "$RUST_MM_TOP/scripts/setup.sh" || exit 1
+bash "$RUST_MM_TOP/scripts/prepare-tree.sh" || die "the tree could not be prepared"
+base_src="$(bash "$RUST_MM_TOP/scripts/base-tree.sh")" || exit 1
+
+# The guest: init runs /tests/* (here only the benchmark).
+root="$OUT/initramfs"
+rm -rf "$root" && mkdir -p "$root/tests"
+gcc -O2 -Wall -Wextra -Werror -static -o "$root/init" "$RUST_MM_TOP/tests/userspace/init.c" ||
+	die "cannot build tests/userspace/init.c"
+gcc -O2 -Wall -Wextra -Werror -static -o "$root/tests/rustmm_bench" "$RUST_MM_TOP/tests/bench/rmap_bench.c" ||
+	die "cannot build tests/bench/rmap_bench.c"
+(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) > "$OUT/initramfs.cpio" ||
+	die "cannot build the initramfs"
+
+build() { # NAME SRC EXTRA_CONFIG
+	local dir="$OUT/kernel-$1" kcfg args=()
+	mkdir -p "$dir"
+	kcfg="$dir/bench.kunitconfig"
+	cp "$RUST_MM_TOP/tests/bench/bench.kunitconfig" "$kcfg"
+	[ -n "$3" ] && echo "$3" >> "$kcfg"
+	for o in "${KMAKE_OPTS[@]}"; do args+=(--make_options "$o"); done
+	say "[$1] building $(make -s -C "$2" kernelversion) from $2 into $dir (log: $dir/build.log)"
+	if ! (cd "$2" && python3 tools/testing/kunit/kunit.py build --arch=x86_64 \
+		--build_dir="$dir" --kunitconfig="$kcfg" --jobs="$(nproc)" "${args[@]}") \
+		> "$dir/build.log" 2>&1 || [ ! -f "$dir/arch/x86/boot/bzImage" ]; then
+		tail -n 20 "$dir/build.log"
+		die "[$1] the kernel did not build; no benchmark report"
+	fi
+	if [ "$1" = base ] && grep -q '^CONFIG_MM_RMAP_ID=y' "$dir/.config"; then
+		die "[base] has CONFIG_MM_RMAP_ID"
+	fi
+	if [ "$1" = patched ] && ! grep -q '^CONFIG_MM_RMAP_ID=y' "$dir/.config"; then
+		die "[patched] lacks CONFIG_MM_RMAP_ID"
+	fi
+}
+
+run() { # NAME
+	local dir="$OUT/kernel-$1" log="$OUT/console-$1.log" rc
+	say "[$1] booting with -icount shift=0: $RUNS runs x 18 cases of $MIB MiB (console: $log)"
+	timeout "$TIMEOUT" qemu-system-x86_64 -nodefaults -m 2048 -smp 2 -icount shift=0 \
+		-kernel "$dir/arch/x86/boot/bzImage" -initrd "$OUT/initramfs.cpio" \
+		-append "console=ttyS0 panic=-1 kunit.enable=0 rdinit=/init RUSTMM_BENCH_RUNS=$RUNS RUSTMM_BENCH_MIB=$MIB" \
+		-no-reboot -nographic -serial stdio -bios qboot.rom < /dev/null 2>&1 |
+		tr -d '\r' | tee "$log" |
+		sed -u -n "s/^RUSTMM-BENCH \([^ ]*\) \([0-9]*\) \([0-9]*\)$/rust-mm: [$1] \1 run \2\/$RUNS: \3 ns/p; s/^RUSTMM-BENCH-ERROR /rust-mm: [$1] ERROR /p"
+	rc=${PIPESTATUS[0]}
+	local broken=""
+	if [ "$rc" -eq 124 ]; then
+		broken="the guest did not finish within ${TIMEOUT}s (hung)"
+	elif grep -q 'Kernel panic' "$log"; then
+		broken="the guest kernel panicked"
+	elif ! grep -q '^RUSTMM-BENCH-DONE errors=0' "$log"; then
+		broken="the benchmark did not complete cleanly (qemu exit $rc)"
+	fi
+	if [ -n "$broken" ]; then
+		echo "rust-mm: [$1] $broken; console tail:"
+		tail -n 30 "$log" | sed 's/^/  | /'
+		die "no benchmark report from partial results"
+	fi
+}
+
+build base "$base_src" ""
+build patched "$KSRC" "CONFIG_MM_RMAP_ID=y"
+run base
+run patched
+
+cmd="make bench BENCH_RUNS=$RUNS BENCH_MIB=$MIB"
+python3 "$RUST_MM_TOP/scripts/bench-report.py" \
+	--base "$OUT/console-base.log" --patched "$OUT/console-patched.log" \
+	--base-config "$OUT/kernel-base/.config" --patched-config "$OUT/kernel-patched/.config" \
+	--tree "$(make -s -C "$KSRC" kernelversion) ($RUST_MM_PIN_DEB)" \
+	--series "$(grep -vc '^#' "$RUST_MM_TOP/kernel-patches/series") + 1 patches (rust/mm as 0001)" \
+	--command "$cmd" --runs "$RUNS" --mib "$MIB" \
+	--out "$RUST_MM_TOP/docs/benchmarks" || die "bench-report.py failed"
+say "report: docs/benchmarks.md, docs/benchmarks.json, docs/benchmarks.png"

@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The micro benchmarks of the rmap-ID series (seed 000, "7.2 Micro
+ * benchmark"), scaled to a QEMU guest, plus two vm-scalability-style
+ * anon-cow cases. Every case times only its action, with CLOCK_MONOTONIC;
+ * under QEMU -icount shift=0 guest time is a count of executed
+ * instructions, so the numbers compare two kernels run the same way.
+ *
+ *   remap           PTE-remap every PMD-mapped THP: mprotect() one subpage
+ *   munmap          munmap() the PTE-mapped area
+ *   fork            fork() with the PTE-mapped area (parent's view)
+ *   cow             child alive: memset() the whole area
+ *   cow-byte        child alive: write one byte per page
+ *   cow-reuse       child gone: memset() the whole area
+ *   cow-reuse-byte  child gone: write one byte per page
+ *   pte-dontneed    MADV_DONTNEED on every subpage
+ *
+ * each on THP ("thp.", MADV_HUGEPAGE, PTE-mapped first as in the seed) and
+ * on order-0 pages ("small.", MADV_NOHUGEPAGE); and
+ *
+ *   anon-cow-seq    NR_CHILDREN children write every page of a forked
+ *   anon-cow-rand   area sequentially / at random (vm-scalability's
+ *                   case-anon-cow-seq/-rand), time until all are done
+ *
+ * Usage: rmap_bench [RUNS [MIB]] (default: $RUSTMM_BENCH_RUNS or 5 runs,
+ * $RUSTMM_BENCH_MIB or 256 MiB per case). Prints "RUSTMM-BENCH <case> <run> <ns>"
+ * per measurement, "RUSTMM-BENCH-ERROR <case> <why>" if a case could not
+ * run as defined (e.g. no THP), and "RUSTMM-BENCH-DONE" at the end.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PAGE		4096UL
+#define THP		(2UL << 20)
+#define NR_CHILDREN	2
+
+static unsigned long size;	/* bytes per case */
+static int errors;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static void error(const char *name, const char *why)
+{
+	printf("RUSTMM-BENCH-ERROR %s %s\n", name, why);
+	errors++;
+}
+
+/* THP-aligned memory, populated; PTE-mapped when @thp. NULL on failure. */
+static char *area(int thp, char **raw)
+{
+	char *mem;
+
+	*raw = mmap(NULL, size + THP, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (*raw == MAP_FAILED)
+		return NULL;
+	mem = (char *)(((uintptr_t)*raw + THP - 1) & ~(THP - 1));
+	madvise(mem, size, thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+	memset(mem, 1, size);
+	return mem;
+}
+
+/* PTE-map every THP of the area: mprotect() one subpage and back. */
+static void pte_map(char *mem)
+{
+	for (unsigned long t = 0; t < size; t += THP) {
+		mprotect(mem + t, PAGE, PROT_READ);
+		mprotect(mem + t, PAGE, PROT_READ | PROT_WRITE);
+	}
+}
+
+/* Whether the kernel gave THP: AnonHugePages of our mapping in smaps. */
+static int has_thp(char *mem)
+{
+	char line[256], want[64];
+	unsigned long kb = 0;
+	int inside = 0;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	if (!f)
+		return 0;
+	snprintf(want, sizeof(want), "%lx-", (unsigned long)(uintptr_t)mem);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long start, end;
+
+		if (sscanf(line, "%lx-%lx ", &start, &end) == 2)
+			inside = start <= (uintptr_t)mem && (uintptr_t)mem < end;
+		else if (inside && sscanf(line, "AnonHugePages: %lu kB", &kb) == 1)
+			break;
+	}
+	fclose(f);
+	return kb * 1024 >= size / 2;
+}
+
+enum action { REMAP, MUNMAP, FORK, COW, COW_BYTE, COW_REUSE, COW_REUSE_BYTE,
+	      PTE_DONTNEED };
+
+static const char *const action_name[] = {
+	"remap", "munmap", "fork", "cow", "cow-byte", "cow-reuse",
+	"cow-reuse-byte", "pte-dontneed",
+};
+
+static void write_pages(char *mem, int whole)
+{
+	if (whole) {
+		memset(mem, 2, size);
+		return;
+	}
+	for (unsigned long off = 0; off < size; off += PAGE)
+		mem[off] = 3;
+}
+
+/* One measurement of @a on THP or small pages; the time in ns, 0 if not run. */
+static uint64_t micro(enum action a, int thp, char *name)
+{
+	int go[2] = { -1, -1 }, status;
+	uint64_t t0 = 0, t1 = 0;
+	pid_t child = 0;
+	char *raw, *mem = area(thp, &raw);
+
+	if (!mem)
+		return error(name, "mmap failed"), 0;
+	if (thp && !has_thp(mem)) {
+		munmap(raw, size + THP);
+		return error(name, "no THP"), 0;
+	}
+	if (thp && a != REMAP)
+		pte_map(mem);
+	if (a >= COW && a <= COW_REUSE_BYTE) {
+		if (pipe(go))
+			return error(name, "pipe failed"), 0;
+		child = fork();
+		if (child == 0) {
+			char b;
+
+			if (a == COW || a == COW_BYTE)
+				(void)!read(go[0], &b, 1);
+			_exit(0);
+		}
+		if (a == COW_REUSE || a == COW_REUSE_BYTE)
+			waitpid(child, &status, 0);
+	}
+
+	switch (a) {
+	case REMAP:
+		t0 = now_ns();
+		for (unsigned long t = 0; t < size; t += THP)
+			mprotect(mem + t, PAGE, PROT_READ);
+		t1 = now_ns();
+		break;
+	case MUNMAP:
+		t0 = now_ns();
+		munmap(mem, size);
+		t1 = now_ns();
+		break;
+	case FORK:
+		t0 = now_ns();
+		child = fork();
+		if (child == 0)
+			_exit(0);
+		t1 = now_ns();
+		waitpid(child, &status, 0);
+		break;
+	case COW:
+	case COW_REUSE:
+	case COW_BYTE:
+	case COW_REUSE_BYTE:
+		t0 = now_ns();
+		write_pages(mem, a == COW || a == COW_REUSE);
+		t1 = now_ns();
+		break;
+	case PTE_DONTNEED:
+		t0 = now_ns();
+		for (unsigned long off = 0; off < size; off += PAGE)
+			madvise(mem + off, PAGE, MADV_DONTNEED);
+		t1 = now_ns();
+		break;
+	}
+	if (a == COW || a == COW_BYTE) {
+		(void)!write(go[1], "x", 1);
+		waitpid(child, &status, 0);
+	}
+	if (go[0] >= 0) {
+		close(go[0]);
+		close(go[1]);
+	}
+	munmap(raw, size + THP);
+	return t1 - t0;
+}
+
+/*
+ * vm-scalability's anon-cow: the parent populates the area (THP as the
+ * kernel gives it), forks NR_CHILDREN children which wait, then each
+ * writes every page once, in order or at random (a fixed permutation).
+ * Time from the start signal until the last child is done.
+ */
+static uint64_t anon_cow(int rand, char *name)
+{
+	unsigned long nr = size / PAGE;
+	int go[2], status;
+	pid_t pids[NR_CHILDREN];
+	uint64_t t0, t1;
+	char *raw, *mem = area(1, &raw);
+	unsigned long *order;
+
+	if (!mem || pipe(go))
+		return error(name, "mmap or pipe failed"), 0;
+	order = malloc(nr * sizeof(*order));
+	if (!order)
+		return error(name, "malloc failed"), 0;
+	for (unsigned long i = 0; i < nr; i++)
+		order[i] = i;
+	for (unsigned long i = nr - 1; rand && i > 0; i--) {
+		unsigned long j = (i * 2654435761UL + 12345) % (i + 1), t = order[i];
+
+		order[i] = order[j];
+		order[j] = t;
+	}
+	for (int c = 0; c < NR_CHILDREN; c++) {
+		pids[c] = fork();
+		if (pids[c] == 0) {
+			char b;
+
+			close(go[1]);
+			if (read(go[0], &b, 1) != 0)
+				_exit(1);
+			for (unsigned long i = 0; i < nr; i++)
+				mem[order[i] * PAGE] = (char)c;
+			_exit(0);
+		}
+	}
+	close(go[0]);
+	t0 = now_ns();
+	close(go[1]);	/* EOF releases every child at once */
+	for (int c = 0; c < NR_CHILDREN; c++)
+		waitpid(pids[c], &status, 0);
+	t1 = now_ns();
+	free(order);
+	munmap(raw, size + THP);
+	return t1 - t0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *env_runs = getenv("RUSTMM_BENCH_RUNS");
+	const char *env_mib = getenv("RUSTMM_BENCH_MIB");
+	int runs = argc > 1 ? atoi(argv[1]) : env_runs ? atoi(env_runs) : 5;
+	unsigned long mib = argc > 2 ? strtoul(argv[2], NULL, 0) :
+			    env_mib ? strtoul(env_mib, NULL, 0) : 256;
+
+	setvbuf(stdout, NULL, _IONBF, 0);
+	size = mib << 20;
+	for (int r = 1; r <= runs; r++) {
+		char name[64];
+		uint64_t ns;
+
+		for (int thp = 1; thp >= 0; thp--) {
+			for (int a = REMAP; a <= PTE_DONTNEED; a++) {
+				snprintf(name, sizeof(name), "%s.%s",
+					 thp ? "thp" : "small", action_name[a]);
+				ns = micro(a, thp, name);
+				if (ns)
+					printf("RUSTMM-BENCH %s %d %llu\n", name, r,
+					       (unsigned long long)ns);
+			}
+		}
+		for (int rand = 0; rand <= 1; rand++) {
+			snprintf(name, sizeof(name), "anon-cow-%s", rand ? "rand" : "seq");
+			ns = anon_cow(rand, name);
+			if (ns)
+				printf("RUSTMM-BENCH %s %d %llu\n", name, r,
+				       (unsigned long long)ns);
+		}
+	}
+	printf("RUSTMM-BENCH-DONE errors=%d\n", errors);
+	return errors ? 1 : 0;
+}
