@@ -257,10 +257,7 @@ static int vmsplice_pin(char *mem)
 	return check(mem, 0, SIZE, 1) ? FAIL : PASS;
 }
 
-static const struct {
-	const char *name;
-	int (*fn)(char *mem);
-} scenarios[] = {
+static const struct scenario scenarios[] = {
 	{ "parent_write_child_alive", parent_write_child_alive },
 	{ "parent_write_byte_child_alive", parent_write_byte_child_alive },
 	{ "child_write_parent_keeps", child_write_parent_keeps },
@@ -273,21 +270,7 @@ static const struct {
 
 int main(void)
 {
-	static const char *const word[] = { "PASS", "FAIL", "SKIP" };
-	int failed = 0;
-
 	setvbuf(stdout, NULL, _IONBF, 0);
-	for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
-		char *mem;
-		int r;
-
-		why[0] = 0;
-		mem = thp_area();
-		r = mem ? scenarios[i].fn(mem) : SKIP;
-		munmap(raw_area, SIZE + THP);
-		failed += r == FAIL;
-		printf("RUSTMM-TEST cow_isolation.%s %s %s\n", scenarios[i].name,
-		       word[r], why);
-	}
-	return failed ? 1 : 0;
+	return run_scenarios("cow_isolation", scenarios,
+			     sizeof(scenarios) / sizeof(scenarios[0]), "") ? 1 : 0;
 }

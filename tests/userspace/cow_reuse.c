@@ -217,10 +217,7 @@ static int gup_reference_forces_copy(char *mem)
 	return check(mem, 0, SIZE, 1) ? FAIL : PASS;
 }
 
-static const struct {
-	const char *name;
-	int (*fn)(char *mem);
-} scenarios[] = {
+static const struct scenario scenarios[] = {
 	{ "child_exited_memset_reuses", child_exited_memset_reuses },
 	{ "child_exited_byte_writes_reuse", child_exited_byte_writes_reuse },
 	{ "child_alive_but_unmapped_reuses", child_alive_but_unmapped_reuses },
@@ -230,9 +227,7 @@ static const struct {
 
 int main(void)
 {
-	static const char *const word[] = { "PASS", "FAIL", "SKIP" };
 	const char *env = getenv("RUSTMM_COW_REUSE");
-	int failed = 0;
 
 	setvbuf(stdout, NULL, _IONBF, 0);
 	if (!env || (strcmp(env, "0") && strcmp(env, "1"))) {
@@ -240,18 +235,7 @@ int main(void)
 		return 1;
 	}
 	expect_reuse = env[0] == '1';
-	for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
-		char *mem;
-		int r;
-
-		why[0] = 0;
-		mem = thp_area();
-		r = mem ? scenarios[i].fn(mem) : SKIP;
-		munmap(raw_area, SIZE + THP);
-		failed += r == FAIL;
-		printf("RUSTMM-TEST cow_reuse.%s %s %s%s\n", scenarios[i].name,
-		       word[r], expect_reuse ? "[reuse expected] " : "[base: copies] ",
-		       why);
-	}
-	return failed ? 1 : 0;
+	return run_scenarios("cow_reuse", scenarios,
+			     sizeof(scenarios) / sizeof(scenarios[0]),
+			     expect_reuse ? "[reuse expected] " : "[base: copies] ") ? 1 : 0;
 }

@@ -215,4 +215,36 @@ static inline int rmap_verify(const char *mem, unsigned long len)
 	return r;
 }
 
+/* A named scenario: gets a fresh thp_area(), returns PASS, FAIL or SKIP. */
+struct scenario {
+	const char *name;
+	int (*fn)(char *mem);
+};
+
+/*
+ * Run every scenario on a fresh area and print
+ * "RUSTMM-TEST <program>.<name> PASS|FAIL|SKIP <note><why>"; an area
+ * without THP skips. Returns the number of failures.
+ */
+static inline int run_scenarios(const char *program, const struct scenario *s,
+				size_t n, const char *note)
+{
+	static const char *const word[] = { "PASS", "FAIL", "SKIP" };
+	int failed = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		char *mem;
+		int r;
+
+		why[0] = 0;
+		mem = thp_area();
+		r = mem ? s[i].fn(mem) : SKIP;
+		munmap(raw_area, SIZE + THP);
+		failed += r == FAIL;
+		printf("RUSTMM-TEST %s.%s %s %s%s\n", program, s[i].name, word[r],
+		       note, why);
+	}
+	return failed;
+}
+
 #endif /* RUSTMM_THP_TEST_H */

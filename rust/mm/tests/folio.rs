@@ -7,8 +7,10 @@
 
 #![cfg(not(loom))]
 
+mod collision;
 mod rng;
 
+use collision::original_collision;
 use rng::XorShift;
 use rust_mm_core::folio::{
     is_tracked_order, FolioRmap, Layout, MmIds, ReuseCounts, Sharing, READ_TRIES,
@@ -286,30 +288,10 @@ fn random_map_unmap_sequences_match_the_ground_truth() {
     }
 }
 
-/// The original series' collision (see tests/subid.rs): 70 mappings of a
-/// 3-value/8-bit/P=512 class whose sums equal those of the owner alone.
-fn original_collision() -> (u32, Vec<u32>) {
-    const N: i64 = 70;
-    const BINOM7: [i64; 8] = [1, 7, 21, 35, 35, 21, 7, 1];
-    let d: Vec<i64> = (0..8)
-        .map(|i| 2 * BINOM7[i] * if i % 2 == 0 { 1 } else { -1 })
-        .collect();
-    let owner_chunk: u32 = (0..8).filter(|&i| d[i] < 0).map(|i| 1 << i).sum();
-    let counts: Vec<i64> = (0..8)
-        .map(|i| d[i] + N * i64::from((owner_chunk >> i) & 1))
-        .collect();
-    let mappings = (0..N)
-        .map(|k| {
-            let chunk: u32 = (0..8).filter(|&i| k < counts[i]).map(|i| 1 << i).sum();
-            (chunk << 16) | 1
-        })
-        .collect();
-    ((owner_chunk << 16) | 1, mappings)
-}
-
 #[test]
 fn original_collision_multiset_mapped_into_an_order_9_folio_reads_shared() {
-    let (owner, mappings) = original_collision();
+    let c = original_collision();
+    let (owner, mappings) = (c.owner, c.mappings);
     let mut per_mm: HashMap<u32, i32> = HashMap::new();
     for m in &mappings {
         *per_mm.entry(*m).or_default() += 1;
