@@ -10,6 +10,9 @@
 #   BENCH_RUNS      runs per case and kernel (default 5)
 #   BENCH_MIB       memory per case in MiB (default 256)
 #   BENCH_TIMEOUT   seconds per guest before it counts as hung (default 5400)
+#   BENCH_KERNELS   which kernels to build and run now (default "base
+#                   patched"); the other's complete console log from an
+#                   earlier run with the same settings is reused (said so)
 # A kernel that does not build, a guest that hangs or panics, or a run that
 # stops before the end stops everything with the console tail; no report
 # is written from partial results.
@@ -84,10 +87,22 @@ run() { # NAME
 	fi
 }
 
-build base "$base_src" ""
-build patched "$KSRC" "CONFIG_MM_RMAP_ID=y"
-run base
-run patched
+KERNELS="${BENCH_KERNELS:-base patched}"
+for k in base patched; do
+	if [[ " $KERNELS " == *" $k "* ]]; then
+		if [ "$k" = base ]; then build base "$base_src" ""; else build patched "$KSRC" "CONFIG_MM_RMAP_ID=y"; fi
+		run "$k"
+	else
+		log="$OUT/console-$k.log"
+		grep -q '^RUSTMM-BENCH-DONE errors=0' "$log" 2>/dev/null ||
+			die "[$k] no complete earlier run to reuse ($log); run it: BENCH_KERNELS=$k"
+		[ "$(grep -c "^RUSTMM-BENCH [^ ]* $RUNS " "$log")" -eq 18 ] ||
+			die "[$k] the earlier run in $log was not made with BENCH_RUNS=$RUNS"
+		grep -q "RUSTMM_BENCH_MIB=$MIB\b" "$log" ||
+			die "[$k] the earlier run in $log was not made with BENCH_MIB=$MIB"
+		say "[$k] reusing the complete earlier run in $log"
+	fi
+done
 
 cmd="make bench BENCH_RUNS=$RUNS BENCH_MIB=$MIB"
 python3 "$RUST_MM_TOP/scripts/bench-report.py" \

@@ -10,6 +10,8 @@
 //! (`enum folio_rmap_layout` in `mm_types.h`) and checked below at compile
 //! time against the classes.
 
+use core::marker::PhantomData;
+use core::ptr::NonNull;
 use core::sync::atomic::{AtomicI32, AtomicU64};
 
 use kernel::bindings;
@@ -17,7 +19,7 @@ use kernel::error::code::{EAGAIN, EINVAL};
 use kernel::ffi::{c_int, c_long, c_uint};
 
 use crate::atomic_seqcount::KernelPreempt;
-use crate::folio::{FolioRmap, Layout, MmIds, ReuseCounts, Sharing, TRACK_MIN_ORDER};
+use crate::folio::{FolioRmap, FolioWords, Layout, MmIds, ReuseCounts, Sharing, TRACK_MIN_ORDER};
 use crate::seqcount::AtomicSeqcount;
 use crate::subid::{MAX_VALUES, NR_SUBIDS};
 
@@ -64,6 +66,40 @@ unsafe fn word<'a, T>(folio: *mut bindings::folio, off: usize) -> &'a T {
     unsafe { &*folio.cast::<u8>().add(off).cast::<T>() }
 }
 
+/// The words of a live tracked folio, addressed by offset from its head
+/// struct page.
+///
+/// # Invariants
+///
+/// `folio` points to a live, non-hugetlb large folio of an order
+/// [`crate::folio::is_tracked_order`] accepts, which stays allocated for
+/// `'a`; [`FolioRmap`] (the only user) asks for value `k` only below the
+/// value count of that order's class.
+struct KernelFolio<'a> {
+    folio: NonNull<bindings::folio>,
+    _life: PhantomData<&'a bindings::folio>,
+}
+
+impl FolioWords for KernelFolio<'_> {
+    fn seqcount(&self) -> &AtomicSeqcount {
+        // SAFETY: The seqcount lies in page[1], which every large folio
+        // has; the folio is live (type invariant).
+        unsafe { word(self.folio.as_ptr(), LAYOUT.seq_offset) }
+    }
+
+    fn mapcount(&self) -> &AtomicI32 {
+        // SAFETY: `_large_mapcount` lies in page[1], as above.
+        unsafe { word(self.folio.as_ptr(), MAPCOUNT_OFFSET) }
+    }
+
+    fn value(&self, k: usize) -> &AtomicU64 {
+        // SAFETY: `k` is below the class's value count (type invariant),
+        // and `LAYOUT.check()` proved at compile time that the last value
+        // of every class lies inside the smallest folio of the class.
+        unsafe { word(self.folio.as_ptr(), LAYOUT.value_offset(k)) }
+    }
+}
+
 /// The rmap state of a tracked folio of `order`.
 ///
 /// # Safety
@@ -71,23 +107,17 @@ unsafe fn word<'a, T>(folio: *mut bindings::folio, off: usize) -> &'a T {
 /// `folio` points to a live, non-hugetlb large folio of `order` that stays
 /// allocated for `'a` (the caller holds a reference, a page table lock of
 /// one of its mappings, or the folio is not yet visible).
-unsafe fn rmap<'a>(folio: *mut bindings::folio, order: c_uint) -> Option<FolioRmap<'a>> {
-    if folio.is_null() {
-        return None;
-    }
-    // `FolioRmap::new` rejects untracked orders before it asks for any
-    // word, so the offsets used below exist: `LAYOUT.check()` proved every
-    // class's values lie inside its smallest tracked folio.
-    // SAFETY: The seqcount and mapcount lie in page[1], which every large
-    // folio has; see the function's safety requirements for the rest.
-    let seq: &AtomicSeqcount = unsafe { word(folio, LAYOUT.seq_offset) };
-    // SAFETY: As above.
-    let mapcount: &AtomicI32 = unsafe { word(folio, MAPCOUNT_OFFSET) };
-    FolioRmap::new(order, seq, mapcount, |k| {
-        // SAFETY: `k` is below the class's value count, whose last value
-        // lies inside a folio of this order (checked at compile time).
-        unsafe { word::<AtomicU64>(folio, LAYOUT.value_offset(k)) }
-    })
+unsafe fn rmap<'a>(
+    folio: *mut bindings::folio,
+    order: c_uint,
+) -> Option<FolioRmap<KernelFolio<'a>>> {
+    // INVARIANT: `FolioRmap::new` rejects untracked orders, and the caller
+    // guarantees the folio is live for `'a`.
+    let words = KernelFolio {
+        folio: NonNull::new(folio)?,
+        _life: PhantomData,
+    };
+    FolioRmap::new(order, words)
 }
 
 /// The mm's ID and sub-IDs, or `None` for a NULL array.

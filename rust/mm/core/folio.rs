@@ -130,14 +130,26 @@ pub struct Snapshot {
     pub values: [u64; MAX_VALUES],
 }
 
-/// The rmap fields of one tracked large folio, borrowed from memory the
-/// caller keeps alive.
-pub struct FolioRmap<'a> {
-    seq: &'a AtomicSeqcount,
+/// Where a tracked folio's words are. The kernel implements it with offsets
+/// into the folio's struct pages (`rust/mm/folio_rmap.rs`), the tests with
+/// plain fields. [`FolioRmap`] asks for value `k` only for `k` below the
+/// class's value count, which every implementation must be able to serve.
+pub trait FolioWords {
+    /// The atomic seqcount.
+    fn seqcount(&self) -> &AtomicSeqcount;
     /// Mapcount minus one, as C keeps `_large_mapcount` (-1: unmapped).
-    mapcount: &'a AtomicI32,
-    values: [Option<&'a AtomicU64>; MAX_VALUES],
+    fn mapcount(&self) -> &AtomicI32;
+    /// Rmap value `k`.
+    fn value(&self, k: usize) -> &AtomicU64;
+}
+
+/// The rmap state of one tracked large folio.
+pub struct FolioRmap<W: FolioWords> {
+    words: W,
+    /// Value count of the folio's class (1..=MAX_VALUES).
     nr_values: usize,
+    /// Where the class's sub-IDs start in an mm's cached sub-IDs.
+    subid_off: usize,
     order: u32,
 }
 
@@ -159,28 +171,23 @@ pub struct MmIds<'s> {
     pub subids: &'s [u64; NR_SUBIDS],
 }
 
-impl<'a> FolioRmap<'a> {
-    /// The fields of a folio of `order`, with value `k` at `value(k)`.
+impl<W: FolioWords> FolioRmap<W> {
+    /// The rmap state of a folio of `order` whose words `words` gives.
     /// `None` if the order is not tracked.
-    pub fn new(
-        order: u32,
-        seq: &'a AtomicSeqcount,
-        mapcount: &'a AtomicI32,
-        value: impl Fn(usize) -> &'a AtomicU64,
-    ) -> Option<Self> {
+    pub fn new(order: u32, words: W) -> Option<Self> {
         if !is_tracked_order(order) {
             return None;
         }
-        let nr_values = subid::class_for_order(order).ok()?.values;
-        let mut values = [None; MAX_VALUES];
-        for (k, slot) in values.iter_mut().enumerate().take(nr_values) {
-            *slot = Some(value(k));
+        let &(subid_off, nr_values) = subid::ORDER_SUBIDS.get(order as usize)?;
+        // INVARIANT: 1 <= nr_values <= MAX_VALUES for tracked orders (the
+        // class table), so `value(k)` is only asked for existing values.
+        if nr_values == 0 || nr_values > MAX_VALUES {
+            return None;
         }
         Some(FolioRmap {
-            seq,
-            mapcount,
-            values,
+            words,
             nr_values,
+            subid_off,
             order,
         })
     }
@@ -192,28 +199,24 @@ impl<'a> FolioRmap<'a> {
 
     /// Number of pages of the folio.
     pub fn nr_pages(&self) -> i64 {
-        1i64 << self.order
+        // Tracked orders are at most MAX_ORDER (15): no overflow.
+        1i64.checked_shl(self.order).unwrap_or(i64::MAX)
     }
 
-    fn value_cells(&self) -> impl Iterator<Item = &'a AtomicU64> + '_ {
-        self.values.iter().take(self.nr_values).flatten().copied()
-    }
-
-    /// This class's sub-IDs of `mm`. `None` cannot happen for a tracked
-    /// order (the offsets come from the same class table as `NR_SUBIDS`);
-    /// callers still treat it conservatively.
+    /// This class's sub-IDs of `mm`. `None` cannot happen (the offsets
+    /// come from the same class table as `NR_SUBIDS`, checked at compile
+    /// time); callers still treat it conservatively.
     fn class_subids<'s>(&self, mm: &MmIds<'s>) -> Option<&'s [u64]> {
-        let off = subid::subid_offset(self.order).ok()?;
-        mm.subids.get(off..off + self.nr_values)
+        mm.subids.get(self.subid_off..)?.get(..self.nr_values)
     }
 
     /// Reset to "unmapped, no writer, sequence 0": for a folio nobody else
     /// can see (being prepared, or frozen for a split).
     pub fn reset(&self) {
-        self.seq.reset_unused();
-        self.mapcount.store(-1, Ordering::Relaxed);
-        for v in self.value_cells() {
-            v.store(0, Ordering::Relaxed);
+        self.words.seqcount().reset_unused();
+        self.words.mapcount().store(-1, Ordering::Relaxed);
+        for k in 0..self.nr_values {
+            self.words.value(k).store(0, Ordering::Relaxed);
         }
     }
 
@@ -225,13 +228,14 @@ impl<'a> FolioRmap<'a> {
     /// mapping, so they cannot equal `mapcount * subid` of any mm with a
     /// real ID (its sub-IDs are not all 0) and readers answer "shared".
     pub fn add<P: Preempt>(&self, mm: &MmIds<'_>, delta: i32) {
-        let guard = self.seq.write::<P>();
-        add_i32(&guard, self.mapcount, delta);
-        if let Some(subids) = self.class_subids(mm) {
+        let subids = self.class_subids(mm);
+        let guard = self.words.seqcount().write::<P>();
+        add_i32(&guard, self.words.mapcount(), delta);
+        if let Some(subids) = subids {
             // Two's complement: adding `delta as u64` wraps like subtraction.
             let d = i64::from(delta) as u64;
-            for (v, s) in self.value_cells().zip(subids) {
-                guard.add(v, s.wrapping_mul(d));
+            for (k, s) in subids.iter().enumerate() {
+                guard.add(self.words.value(k), s.wrapping_mul(d));
             }
         }
     }
@@ -239,30 +243,37 @@ impl<'a> FolioRmap<'a> {
     /// Set the state of a new folio mapped `mapcount` times by `mm` only
     /// (`folio_add_new_anon_rmap`), replacing whatever was there.
     pub fn set_new<P: Preempt>(&self, mm: &MmIds<'_>, mapcount: i32) {
-        let guard = self.seq.write::<P>();
         let subids = self.class_subids(mm);
-        set_i32(&guard, self.mapcount, mapcount - 1);
-        for (k, v) in self.value_cells().enumerate() {
+        let guard = self.words.seqcount().write::<P>();
+        set_i32(&guard, self.words.mapcount(), mapcount.wrapping_sub(1));
+        for k in 0..self.nr_values {
             // Missing sub-IDs: 0, as if the mappings were not counted (see
             // `add`), which readers answer with "shared".
             let s = subids.and_then(|s| s.get(k)).copied().unwrap_or(0);
-            set_u64(&guard, v, s.wrapping_mul(mapcount as u64));
+            set_u64(&guard, self.words.value(k), s.wrapping_mul(mapcount as u64));
         }
     }
 
     /// Read mapcount and values as one snapshot, or `None` if a writer is
     /// inside or changed them meanwhile (the caller may try again).
     pub fn snapshot(&self) -> Option<Snapshot> {
-        let start = self.seq.raw_read()?;
-        let mapcount = i64::from(self.mapcount.load(Ordering::Relaxed)) + 1;
-        let mut values = [0u64; MAX_VALUES];
-        for (out, v) in values.iter_mut().zip(self.value_cells()) {
-            *out = v.load(Ordering::Relaxed);
-        }
-        if self.seq.read_retry(start) {
+        let seq = self.words.seqcount();
+        let start = seq.raw_read()?;
+        let snap = self.read_words();
+        if seq.read_retry(start) {
             return None;
         }
-        Some(Snapshot { mapcount, values })
+        Some(snap)
+    }
+
+    /// Mapcount and values, unprotected (callers check the seqcount).
+    fn read_words(&self) -> Snapshot {
+        let mapcount = i64::from(self.words.mapcount().load(Ordering::Relaxed)) + 1;
+        let mut values = [0u64; MAX_VALUES];
+        for (k, out) in values.iter_mut().enumerate().take(self.nr_values) {
+            *out = self.words.value(k).load(Ordering::Relaxed);
+        }
+        Snapshot { mapcount, values }
     }
 
     /// Decide from a snapshot.
@@ -283,7 +294,8 @@ impl<'a> FolioRmap<'a> {
         let Some(subids) = self.class_subids(mm) else {
             return Sharing::Shared;
         };
-        if subid::values_match(snap.mapcount as u64, &snap.values[..self.nr_values], subids) {
+        let values = snap.values.get(..self.nr_values).unwrap_or(&[]);
+        if subid::values_match(snap.mapcount as u64, values, subids) {
             Sharing::Exclusive
         } else {
             Sharing::Shared
@@ -294,7 +306,7 @@ impl<'a> FolioRmap<'a> {
     /// interferes: retries up to [`READ_TRIES`] snapshots, then gives up.
     pub fn sharing(&self, mm: &MmIds<'_>) -> Sharing {
         // Obviously shared, without touching the seqcount.
-        if i64::from(self.mapcount.load(Ordering::Relaxed)) + 1 > self.nr_pages() {
+        if i64::from(self.words.mapcount().load(Ordering::Relaxed)) + 1 > self.nr_pages() {
             return Sharing::Shared;
         }
         for _ in 0..READ_TRIES {
@@ -312,21 +324,17 @@ impl<'a> FolioRmap<'a> {
     /// (`refcount == mapcount`: no GUP pin, swap cache or other holder),
     /// and every mapping belongs to `mm`. A writer inside means "copy".
     pub fn may_reuse(&self, mm: &MmIds<'_>, counts: &ReuseCounts<'_>) -> bool {
-        let Some(start) = self.seq.raw_read() else {
+        let seq = self.words.seqcount();
+        let Some(start) = seq.raw_read() else {
             return false;
         };
-        let mapcount = i64::from(self.mapcount.load(Ordering::Relaxed)) + 1;
-        let mut values = [0u64; MAX_VALUES];
-        for (out, v) in values.iter_mut().zip(self.value_cells()) {
-            *out = v.load(Ordering::Relaxed);
-        }
+        let snap = self.read_words();
         let refcount = i64::from(counts.refcount.load(Ordering::Relaxed));
         let pmd_mapped = counts.entire_mapcount.load(Ordering::Relaxed) >= 0;
-        if self.seq.read_retry(start) {
+        if seq.read_retry(start) {
             return false;
         }
-        let snap = Snapshot { mapcount, values };
-        !pmd_mapped && refcount == mapcount && self.decide(&snap, mm) == Sharing::Exclusive
+        !pmd_mapped && refcount == snap.mapcount && self.decide(&snap, mm) == Sharing::Exclusive
     }
 }
 

@@ -343,6 +343,21 @@ const CLASS_OFFSET: [usize; NR_CLASSES] = {
     t
 };
 
+/// For each order: where its sub-IDs start in [`SubIds::as_slice`] and how
+/// many there are (`(0, 0)` below [`MIN_ORDER`]). Computed at compile time
+/// so the map/unmap paths find both with one lookup.
+pub const ORDER_SUBIDS: [(usize, usize); MAX_ORDER as usize + 1] = {
+    let mut t = [(0usize, 0usize); MAX_ORDER as usize + 1];
+    let mut o = MIN_ORDER as usize;
+    while o <= MAX_ORDER as usize {
+        let c = ORDER_CLASS[o] as usize;
+        t[o] = (CLASS_OFFSET[c], CLASSES[c].values);
+        assert!(CLASS_OFFSET[c] + CLASSES[c].values <= NR_SUBIDS);
+        o += 1;
+    }
+    t
+};
+
 /// The class serving folios of `order`.
 pub fn class_for_order(order: u32) -> Result<&'static Class, SubIdError> {
     if !(MIN_ORDER..=MAX_ORDER).contains(&order) {

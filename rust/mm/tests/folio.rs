@@ -13,7 +13,7 @@ mod rng;
 use collision::original_collision;
 use rng::XorShift;
 use rust_mm_core::folio::{
-    is_tracked_order, FolioRmap, Layout, MmIds, ReuseCounts, Sharing, READ_TRIES,
+    is_tracked_order, FolioRmap, FolioWords, Layout, MmIds, ReuseCounts, Sharing, READ_TRIES,
 };
 use rust_mm_core::seqcount::{AtomicSeqcount, NoPreempt};
 use rust_mm_core::subid::{self, SubIds, DUMMY_ID, MAX_ID, MAX_VALUES, NR_SUBIDS};
@@ -49,9 +49,8 @@ impl FakeFolio {
         f
     }
 
-    fn rmap(&self) -> FolioRmap<'_> {
-        FolioRmap::new(self.order, &self.seq, &self.mapcount, |k| &self.values[k])
-            .expect("tracked order")
+    fn rmap(&self) -> FolioRmap<&Self> {
+        FolioRmap::new(self.order, self).expect("tracked order")
     }
 
     fn counts(&self) -> ReuseCounts<'_> {
@@ -59,6 +58,18 @@ impl FakeFolio {
             refcount: &self.refcount,
             entire_mapcount: &self.entire,
         }
+    }
+}
+
+impl FolioWords for &FakeFolio {
+    fn seqcount(&self) -> &AtomicSeqcount {
+        &self.seq
+    }
+    fn mapcount(&self) -> &AtomicI32 {
+        &self.mapcount
+    }
+    fn value(&self, k: usize) -> &AtomicU64 {
+        &self.values[k]
     }
 }
 
@@ -174,10 +185,9 @@ fn only_orders_2_to_15_are_tracked() {
     assert!(!is_tracked_order(1));
     assert!((2..=15).all(is_tracked_order));
     assert!(!is_tracked_order(16));
-    let seq = AtomicSeqcount::new();
-    let mc = AtomicI32::new(-1);
-    let v = AtomicU64::new(0);
-    assert!(FolioRmap::new(1, &seq, &mc, |_| &v).is_none());
+    let f = FakeFolio::new(2);
+    assert!(FolioRmap::new(1, &f).is_none());
+    assert!(FolioRmap::new(16, &f).is_none());
 }
 
 #[test]
@@ -363,30 +373,39 @@ fn readers_racing_writer_threads_never_see_a_foreign_mapping_as_exclusive() {
     let b = Mm::new(0x0065_4321);
     f.rmap().add::<NoPreempt>(&b.ids(), 1);
     let stop = Arc::new(AtomicBool::new(false));
+    let done = Arc::new(AtomicU64::new(0));
+    let go = Arc::new(AtomicBool::new(false));
     let writers: Vec<_> = (0..2)
         .map(|t| {
-            let (f, a, stop) = (f.clone(), a.clone(), stop.clone());
+            let (f, a, stop, done, go) =
+                (f.clone(), a.clone(), stop.clone(), done.clone(), go.clone());
             std::thread::spawn(move || {
+                while !go.load(Ordering::Acquire) {
+                    std::hint::spin_loop();
+                }
                 let mut n = 0u64;
                 while !stop.load(Ordering::Relaxed) {
                     let k = 1 + ((n + t) % 7) as i32;
                     f.rmap().add::<NoPreempt>(&a.ids(), k);
                     f.rmap().add::<NoPreempt>(&a.ids(), -k);
                     n += 1;
+                    done.fetch_add(1, Ordering::Relaxed);
                 }
-                n
             })
         })
         .collect();
-    let mut seen = [0u64; 4];
-    for _ in 0..200_000 {
-        let s = f.rmap().sharing(&a.ids());
-        assert_ne!(s, Sharing::Exclusive);
-        seen[s as usize] += 1;
+    // Read while the writers do at least 200000 map/unmap pairs between
+    // them, however the threads get scheduled.
+    let mut reads = 0u64;
+    go.store(true, Ordering::Release);
+    while reads == 0 || done.load(Ordering::Relaxed) < 200_000 {
+        assert_ne!(f.rmap().sharing(&a.ids()), Sharing::Exclusive);
+        reads += 1;
     }
     stop.store(true, Ordering::Relaxed);
-    let updates: u64 = writers.into_iter().map(|h| h.join().unwrap()).sum();
-    assert!(updates > 0);
+    for h in writers {
+        h.join().unwrap();
+    }
     // Writers left: exactly B's page remains.
     assert_eq!(f.rmap().sharing(&b.ids()), Sharing::Exclusive);
     assert_eq!(f.rmap().snapshot().unwrap().mapcount, 1);

@@ -12,7 +12,7 @@
 use loom::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use loom::sync::Arc;
 use loom::thread;
-use rust_mm_core::folio::{FolioRmap, MmIds, Sharing};
+use rust_mm_core::folio::{FolioRmap, FolioWords, MmIds, Sharing};
 use rust_mm_core::seqcount::{AtomicSeqcount, Mode, NoPreempt};
 use rust_mm_core::subid::{SubIds, NR_SUBIDS};
 
@@ -147,9 +147,21 @@ struct Folio {
     values: [AtomicU64; 4],
 }
 
+impl FolioWords for &Folio {
+    fn seqcount(&self) -> &AtomicSeqcount {
+        &self.seq
+    }
+    fn mapcount(&self) -> &AtomicI32 {
+        &self.mapcount
+    }
+    fn value(&self, k: usize) -> &AtomicU64 {
+        &self.values[k]
+    }
+}
+
 impl Folio {
-    fn rmap(&self) -> FolioRmap<'_> {
-        FolioRmap::new(9, &self.seq, &self.mapcount, |k| &self.values[k]).unwrap()
+    fn rmap(&self) -> FolioRmap<&Self> {
+        FolioRmap::new(9, self).unwrap()
     }
 }
 
