@@ -61,7 +61,13 @@ pub const FIRST_VALUE_PAGE: usize = 2;
 impl Layout {
     /// Offset of rmap value `k` in the folio.
     pub const fn value_offset(&self, k: usize) -> usize {
-        self.page_size * (FIRST_VALUE_PAGE + k / 2) + self.pair_offset + 8 * (k % 2)
+        // Wrapping arithmetic: `check()` bounds every offset a class uses
+        // (k < MAX_VALUES), so nothing wraps, and the hot path carries no
+        // overflow-check branch.
+        self.page_size
+            .wrapping_mul(FIRST_VALUE_PAGE + k / 2)
+            .wrapping_add(self.pair_offset)
+            .wrapping_add(8 * (k % 2))
     }
 
     /// Page index holding the last value of a folio with `values` values.
