@@ -80,9 +80,11 @@ impl Layout {
     /// tracked folio of the class has. Evaluated at compile time by the
     /// kernel build (and by a host test).
     pub const fn check(&self) -> bool {
-        if !self.page_size.is_multiple_of(8)
-            || !self.seq_offset.is_multiple_of(8)
-            || !self.pair_offset.is_multiple_of(8)
+        // Bit tests, not `is_multiple_of`: that is const only since Rust
+        // 1.87, above the kernel's minimum (1.78).
+        if self.page_size & 7 != 0
+            || self.seq_offset & 7 != 0
+            || self.pair_offset & 7 != 0
             || self.pair_offset + 16 > self.page_size
             || self.seq_offset + 8 > self.page_size * FIRST_VALUE_PAGE
         {
