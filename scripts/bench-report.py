@@ -103,7 +103,7 @@ def main():
     meta = {
         "command": args.command, "tree": args.tree, "series": args.series,
         "runs": args.runs, "mib_per_case": args.mib,
-        "qemu": "qemu-system-x86_64 -icount shift=0 -m 2048 -smp 2 (TCG), one guest at a time",
+        "qemu": "qemu-system-x86_64 -icount shift=0 -m 2048 -smp 2 (TCG), one guest at a time, a fresh boot per group of cases (thp, small, anon-cow)",
         "base_config": config_lines(args.base_config, keys),
         "patched_config": config_lines(args.patched_config, keys),
     }
@@ -148,7 +148,7 @@ def main():
           "each measured action, deterministic up to scheduling and timer "
           "effects, and independent of the host's load",
           f"- {args.runs} runs per case and kernel, runs interleaved case by "
-          f"case; {args.mib} MiB per case; `thp.*` = PTE-mapped 2 MiB THP, "
+          f"case within a group's boot; {args.mib} MiB per case; `thp.*` = PTE-mapped 2 MiB THP, "
           "`small.*` = order-0 pages (MADV_NOHUGEPAGE); raw numbers in "
           "[benchmarks.json](benchmarks.json)", "",
           "![ratios](benchmarks.png)", "",

@@ -5,7 +5,8 @@
 # applied) and the patched one (series applied, CONFIG_MM_RMAP_ID=y). Each
 # boots alone under QEMU x86_64 with -icount shift=0 (guest time counts
 # executed instructions, so it does not depend on the host's load), 2
-# vCPUs, 2 GiB, and runs every case BENCH_RUNS times (default 5). Then
+# vCPUs, 2 GiB, once per group of cases (thp, small, anon-cow: a fresh
+# boot each), and runs every case BENCH_RUNS times (default 5). Then
 # scripts/bench-report.py writes docs/benchmarks.{md,json,png}.
 #   BENCH_RUNS      runs per case and kernel (default 5)
 #   BENCH_MIB       memory per case in MiB (default 256)
@@ -62,12 +63,15 @@ build() { # NAME SRC EXTRA_CONFIG
 	fi
 }
 
-run() { # NAME
-	local dir="$OUT/kernel-$1" log="$OUT/console-$1.log" rc
-	say "[$1] booting with -icount shift=0: $RUNS runs x 18 cases of $MIB MiB (console: $log)"
+GROUPS_RUN="thp small anon-cow"
+declare -A GROUP_CASES=([thp]=8 [small]=8 [anon-cow]=2)
+
+boot() { # NAME GROUP
+	local dir="$OUT/kernel-$1" log="$OUT/console-$1-$2.log" rc
+	say "[$1] booting for the $2 cases with -icount shift=0: $RUNS runs x ${GROUP_CASES[$2]} cases of $MIB MiB (console: $log)"
 	timeout "$TIMEOUT" qemu-system-x86_64 -nodefaults -m 2048 -smp 2 -icount shift=0 \
 		-kernel "$dir/arch/x86/boot/bzImage" -initrd "$OUT/initramfs.cpio" \
-		-append "console=ttyS0 panic=-1 kunit.enable=0 rdinit=/init RUSTMM_BENCH_RUNS=$RUNS RUSTMM_BENCH_MIB=$MIB" \
+		-append "console=ttyS0 panic=-1 kunit.enable=0 rdinit=/init RUSTMM_BENCH_RUNS=$RUNS RUSTMM_BENCH_MIB=$MIB RUSTMM_BENCH_GROUP=$2" \
 		-no-reboot -nographic -serial stdio -bios qboot.rom < /dev/null 2>&1 |
 		tr -d '\r' | tee "$log" |
 		sed -u -n "s/^RUSTMM-BENCH \([^ ]*\) \([0-9]*\) \([0-9]*\)$/rust-mm: [$1] \1 run \2\/$RUNS: \3 ns/p; s/^RUSTMM-BENCH-ERROR /rust-mm: [$1] ERROR /p"
@@ -79,12 +83,30 @@ run() { # NAME
 		broken="the guest kernel panicked"
 	elif ! grep -q '^RUSTMM-BENCH-DONE errors=0' "$log"; then
 		broken="the benchmark did not complete cleanly (qemu exit $rc)"
+	elif [ "$(grep -c '^RUSTMM-BENCH [^ ]* [0-9]* [0-9]*$' "$log")" -ne $((RUNS * GROUP_CASES[$2])) ]; then
+		broken="the $2 boot reported $(grep -c '^RUSTMM-BENCH [^ ]* [0-9]* [0-9]*$' "$log") results, not $((RUNS * GROUP_CASES[$2]))"
 	fi
 	if [ -n "$broken" ]; then
 		echo "rust-mm: [$1] $broken; console tail:"
 		tail -n 30 "$log" | sed 's/^/  | /'
 		die "no benchmark report from partial results"
 	fi
+}
+
+# One fresh boot per group: the order-0 cases must not run after the THP
+# cases, whose allocations differ between the kernels (COW reuse allocates
+# nothing), or the page allocator's state makes order-0 code that is the
+# same in both kernels look faster or slower. console-NAME.log joins the
+# groups' logs once all of them are complete.
+run() { # NAME
+	local g log="$OUT/console-$1.log"
+	rm -f "$log"
+	for g in $GROUPS_RUN; do
+		boot "$1" "$g"
+	done
+	for g in $GROUPS_RUN; do
+		cat "$OUT/console-$1-$g.log"
+	done > "$log.tmp" && mv "$log.tmp" "$log"
 }
 
 KERNELS="${BENCH_KERNELS:-base patched}"
@@ -98,6 +120,9 @@ for k in base patched; do
 			die "[$k] no complete earlier run to reuse ($log); run it: BENCH_KERNELS=$k"
 		[ "$(grep -c "^RUSTMM-BENCH [^ ]* $RUNS " "$log")" -eq 18 ] ||
 			die "[$k] the earlier run in $log was not made with BENCH_RUNS=$RUNS"
+		[ "$(grep -c '^RUSTMM-BENCH-DONE errors=0' "$log")" -eq 3 ] &&
+			grep -q 'RUSTMM_BENCH_GROUP=small' "$log" ||
+			die "[$k] the earlier run in $log was not made with one boot per group"
 		grep -q "RUSTMM_BENCH_MIB=$MIB\b" "$log" ||
 			die "[$k] the earlier run in $log was not made with BENCH_MIB=$MIB"
 		say "[$k] reusing the complete earlier run in $log"

@@ -18,9 +18,8 @@ use kernel::bindings;
 use kernel::error::code::{EAGAIN, EINVAL};
 use kernel::ffi::{c_int, c_long, c_uint};
 
-use crate::atomic_seqcount::KernelPreempt;
 use crate::folio::{FolioRmap, FolioWords, Layout, MmIds, ReuseCounts, Sharing, TRACK_MIN_ORDER};
-use crate::seqcount::AtomicSeqcount;
+use crate::seqcount::{AtomicSeqcount, Preempt};
 use crate::subid::{MAX_VALUES, NR_SUBIDS};
 
 /// The placement C chose, as the core describes it.
@@ -145,13 +144,45 @@ pub unsafe extern "C" fn __folio_rmap_reset(folio: *mut bindings::folio, order: 
     }
 }
 
+/// Write sections of `__folio_rmap_add` and `__folio_rmap_set_new`: their
+/// C callers (`folio_add_large_mapcount()`, `folio_set_large_mapcount()` in
+/// `include/linux/rmap.h`) disable preemption around the call, inline, so
+/// the section does not pay two out-of-line helper calls on the map/unmap
+/// hot path. Preemption only bounds how long readers and shared writers
+/// wait; memory safety does not depend on it.
+struct PreemptOffByCaller;
+
+impl Preempt for PreemptOffByCaller {
+    fn disable() {}
+    fn enable() {}
+}
+
+/// The sub-IDs of an mm without any: the dummy ID's, all 0.
+static DUMMY_SUBIDS: [u64; NR_SUBIDS] = [0; NR_SUBIDS];
+
+/// The mm's IDs, or the dummy mm's for a NULL sub-ID array: its mappings
+/// are counted, and readers never call the dummy ID exclusive (see
+/// `FolioRmap::add`).
+///
+/// # Safety
+///
+/// As [`mm_ids`].
+unsafe fn mm_ids_or_dummy<'a>(id: u32, subids: *const u64) -> MmIds<'a> {
+    // SAFETY: Forwarded from this function's safety requirements.
+    unsafe { mm_ids(id, subids) }.unwrap_or(MmIds {
+        id: 0,
+        subids: &DUMMY_SUBIDS,
+    })
+}
+
 /// Account `delta` mappings of the folio by the mm (`id`, `subids`).
 ///
 /// # Safety
 ///
 /// `folio` is a live, non-hugetlb large folio of `order` (the caller holds
 /// the page table lock of the mappings it changes); `subids` is the mm's
-/// `mm_rmap_subids`.
+/// `mm_rmap_subids`. The caller has disabled preemption (see
+/// [`PreemptOffByCaller`]).
 #[no_mangle]
 pub unsafe extern "C" fn __folio_rmap_add(
     folio: *mut bindings::folio,
@@ -165,18 +196,8 @@ pub unsafe extern "C" fn __folio_rmap_add(
         return;
     };
     // SAFETY: Forwarded from this function's safety requirements.
-    match unsafe { mm_ids(id, subids) } {
-        Some(mm) => r.add::<KernelPreempt>(&mm, delta),
-        // No sub-IDs: count the mapping as the dummy mm's, which readers
-        // never call exclusive (see `FolioRmap::add`).
-        None => r.add::<KernelPreempt>(
-            &MmIds {
-                id: 0,
-                subids: &[0; NR_SUBIDS],
-            },
-            delta,
-        ),
-    }
+    let mm = unsafe { mm_ids_or_dummy(id, subids) };
+    r.add::<PreemptOffByCaller>(&mm, delta);
 }
 
 /// Set a new folio mapped `mapcount` times by one mm.
@@ -196,13 +217,9 @@ pub unsafe extern "C" fn __folio_rmap_set_new(
     let Some(r) = (unsafe { rmap(folio, order) }) else {
         return;
     };
-    let zeros = [0u64; NR_SUBIDS];
     // SAFETY: Forwarded from this function's safety requirements.
-    let mm = unsafe { mm_ids(id, subids) }.unwrap_or(MmIds {
-        id: 0,
-        subids: &zeros,
-    });
-    r.set_new::<KernelPreempt>(&mm, mapcount);
+    let mm = unsafe { mm_ids_or_dummy(id, subids) };
+    r.set_new::<PreemptOffByCaller>(&mm, mapcount);
 }
 
 /// Who maps the folio: one of `FOLIO_RMAP_*`. Untracked folios and a NULL

@@ -19,6 +19,9 @@
 use crate::seqcount::{AtomicSeqcount, Mode, Preempt, WriteGuard};
 use crate::subid::{self, Class, DUMMY_ID, MAX_ORDER, MAX_VALUES, NR_SUBIDS};
 
+// `FolioRmap::add` has one arm per value count up to six.
+const _: () = assert!(MAX_VALUES == 6, "FolioRmap::add dispatches on 1..=6 values");
+
 #[cfg(not(loom))]
 use core::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 #[cfg(loom)]
@@ -235,15 +238,59 @@ impl<W: FolioWords> FolioRmap<W> {
     /// mapcount changes. That is still safe: the values then lack this
     /// mapping, so they cannot equal `mapcount * subid` of any mm with a
     /// real ID (its sub-IDs are not all 0) and readers answer "shared".
+    ///
+    /// This is the map/unmap hot path. It dispatches once on the class's
+    /// value count to a body whose value loop has a constant length (so it
+    /// is straight-line code with constant offsets) and branches once on
+    /// how the section was entered.
+    #[inline]
     pub fn add<P: Preempt>(&self, mm: &MmIds<'_>, delta: i32) {
-        let subids = self.class_subids(mm);
+        match self.nr_values {
+            1 => self.add_n::<P, 1>(mm, delta),
+            2 => self.add_n::<P, 2>(mm, delta),
+            3 => self.add_n::<P, 3>(mm, delta),
+            4 => self.add_n::<P, 4>(mm, delta),
+            5 => self.add_n::<P, 5>(mm, delta),
+            // INVARIANT: `new` bounds the count by MAX_VALUES (6, checked
+            // below), so this arm is exactly six values.
+            _ => self.add_n::<P, MAX_VALUES>(mm, delta),
+        }
+    }
+
+    /// [`Self::add`] for a class of `N` values (`N == self.nr_values`).
+    #[inline(always)]
+    fn add_n<P: Preempt, const N: usize>(&self, mm: &MmIds<'_>, delta: i32) {
+        let end = self.subid_off.wrapping_add(N);
+        let subids: Option<&[u64; N]> = mm
+            .subids
+            .get(self.subid_off..end)
+            .and_then(|s| s.try_into().ok());
+        // Two's complement: adding `delta as u64` wraps like subtraction.
+        let d = i64::from(delta) as u64;
         let guard = self.words.seqcount().write::<P>();
-        add_i32(&guard, self.words.mapcount(), delta);
-        if let Some(subids) = subids {
-            // Two's complement: adding `delta as u64` wraps like subtraction.
-            let d = i64::from(delta) as u64;
-            for (k, s) in subids.iter().enumerate() {
-                guard.add(self.words.value(k), s.wrapping_mul(d));
+        let mapcount = self.words.mapcount();
+        match guard.mode() {
+            Mode::Exclusive => {
+                // The only writer: plain loads and stores.
+                let v = mapcount.load(Ordering::Relaxed);
+                mapcount.store(v.wrapping_add(delta), Ordering::Relaxed);
+                if let Some(subids) = subids {
+                    for (k, s) in subids.iter().enumerate() {
+                        let cell = self.words.value(k);
+                        let v = cell.load(Ordering::Relaxed);
+                        cell.store(v.wrapping_add(s.wrapping_mul(d)), Ordering::Relaxed);
+                    }
+                }
+            }
+            Mode::Shared => {
+                mapcount.fetch_add(delta, Ordering::Relaxed);
+                if let Some(subids) = subids {
+                    for (k, s) in subids.iter().enumerate() {
+                        self.words
+                            .value(k)
+                            .fetch_add(s.wrapping_mul(d), Ordering::Relaxed);
+                    }
+                }
             }
         }
     }
@@ -343,18 +390,6 @@ impl<W: FolioWords> FolioRmap<W> {
             return false;
         }
         !pmd_mapped && refcount == snap.mapcount && self.decide(&snap, mm) == Sharing::Exclusive
-    }
-}
-
-fn add_i32<P: Preempt>(guard: &WriteGuard<'_, P>, cell: &AtomicI32, delta: i32) {
-    match guard.mode() {
-        Mode::Exclusive => {
-            let v = cell.load(Ordering::Relaxed);
-            cell.store(v.wrapping_add(delta), Ordering::Relaxed);
-        }
-        Mode::Shared => {
-            cell.fetch_add(delta, Ordering::Relaxed);
-        }
     }
 }
 

@@ -360,9 +360,14 @@ impl<'a, P: Preempt> WriteGuard<'a, P> {
 
 impl<P: Preempt> Drop for WriteGuard<'_, P> {
     fn drop(&mut self) {
-        // The guard is the only way to end its section, so the count is
-        // at least one and `end` cannot fail here.
-        let _ = self.seq.end(self.mode);
+        // The guard is the only way to end its section, so its count is at
+        // least one: no need for `end`'s misuse check on this hot path.
+        // Release as in `end`.
+        let one = match self.mode {
+            Mode::Shared => SHARED_ONE,
+            Mode::Exclusive => EXCL_ONE,
+        };
+        self.seq.word.fetch_sub(one, Ordering::Release);
         P::enable();
     }
 }

@@ -267,6 +267,40 @@ fn set_new_is_exclusive_to_its_mm_like_n_single_adds() {
 }
 
 #[test]
+fn add_gives_the_same_values_exclusive_or_shared_for_every_tracked_order() {
+    // `add` has one straight-line body per value count and one branch per
+    // entry mode: check every order (so every value count) in both modes
+    // against the definition value[k] = sum over mms of count * subid[k].
+    let a = Mm::new(0x00ab_cdef);
+    let b = Mm::new(0x0000_0007);
+    for order in 2..=subid::MAX_ORDER {
+        let excl = FakeFolio::new(order);
+        let shared = FakeFolio::new(order);
+        let ops = [(&a, 5), (&b, 3), (&a, -2), (&b, 1)];
+        for (mm, n) in ops {
+            excl.rmap().add::<NoPreempt>(&mm.ids(), n);
+        }
+        // Another writer inside: every `add` enters as a shared writer.
+        let other = shared.seq.write_shared::<NoPreempt>();
+        for (mm, n) in ops {
+            shared.rmap().add::<NoPreempt>(&mm.ids(), n);
+        }
+        drop(other);
+        let (off, nr) = subid::ORDER_SUBIDS[order as usize];
+        let mut want = [0u64; MAX_VALUES];
+        for (k, w) in want.iter_mut().enumerate().take(nr) {
+            *w = a.subids[off + k]
+                .wrapping_mul(3)
+                .wrapping_add(b.subids[off + k].wrapping_mul(4));
+        }
+        let snap = excl.rmap().snapshot().expect("no writer inside");
+        assert_eq!(snap.mapcount, 7, "order {order}");
+        assert_eq!(snap.values, want, "order {order}");
+        assert_eq!(shared.rmap().snapshot(), Some(snap), "order {order}");
+    }
+}
+
+#[test]
 fn random_map_unmap_sequences_match_the_ground_truth() {
     let mut rng = XorShift::new(0x0005_eedf_0110);
     for round in 0..400 {
