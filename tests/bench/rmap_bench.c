@@ -169,11 +169,24 @@ static uint64_t micro(enum action a, int thp, char *name)
 		t1 = now_ns();
 		break;
 	case FORK:
+		/*
+		 * The child waits until the parent has its time: under -icount
+		 * the guest clock counts both vCPUs' instructions, so a child
+		 * exiting at once would add (part of) its exit_mmap() to the
+		 * parent's fork, depending on scheduling.
+		 */
+		if (pipe(go))
+			return error(name, "pipe failed"), 0;
 		t0 = now_ns();
 		child = fork();
-		if (child == 0)
+		if (child == 0) {
+			char b;
+
+			(void)!read(go[0], &b, 1);
 			_exit(0);
+		}
 		t1 = now_ns();
+		(void)!write(go[1], "x", 1);
 		waitpid(child, &status, 0);
 		break;
 	case COW:
