@@ -2,9 +2,10 @@
 /*
  * The micro benchmarks of the rmap-ID series (seed 000, "7.2 Micro
  * benchmark"), scaled to a QEMU guest, plus two vm-scalability-style
- * anon-cow cases. Every case times only its action, with CLOCK_MONOTONIC;
- * under QEMU -icount shift=0 guest time is a count of executed
- * instructions, so the numbers compare two kernels run the same way.
+ * anon-cow cases. Every case times only its action, with CLOCK_MONOTONIC
+ * (the micro cases pinned to CPU 0, see pin()); under QEMU -icount
+ * shift=0 guest time is a count of executed instructions, so the numbers
+ * compare two kernels run the same way.
  *
  *   remap           PTE-remap every PMD-mapped THP: mprotect() one subpage
  *   munmap          munmap() the PTE-mapped area
@@ -30,6 +31,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -269,6 +271,26 @@ static uint64_t anon_cow(int rand, char *name)
 }
 
 /*
+ * Run on CPU 0 only (@one) or on every CPU. The micro cases run on CPU 0,
+ * their children too (they inherit the mask): under -icount the guest
+ * clock counts every vCPU's instructions, so a child running on the other
+ * vCPU inside a measured window would add its work to the parent's time,
+ * more or less depending on scheduling. The anon-cow cases use every CPU,
+ * as vm-scalability does.
+ */
+static void pin(int one)
+{
+	cpu_set_t set;
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	CPU_ZERO(&set);
+	for (long c = 0; c < (one ? 1 : n); c++)
+		CPU_SET(c, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		error("affinity", "sched_setaffinity failed");
+}
+
+/*
  * Which cases a boot runs: "thp", "small" or "anon-cow" (scripts/bench.sh
  * boots a fresh guest per group so that the order-0 cases never run after
  * THP cases, whose allocations differ between the kernels), or "all".
@@ -300,6 +322,7 @@ int main(int argc, char **argv)
 		char name[64];
 		uint64_t ns;
 
+		pin(1);
 		for (int thp = 1; thp >= 0; thp--) {
 			if (!want(group, thp ? "thp" : "small"))
 				continue;
@@ -312,6 +335,7 @@ int main(int argc, char **argv)
 					       (unsigned long long)ns);
 			}
 		}
+		pin(0);
 		for (int rand = 0; rand <= 1 && want(group, "anon-cow"); rand++) {
 			snprintf(name, sizeof(name), "anon-cow-%s", rand ? "rand" : "seq");
 			ns = anon_cow(rand, name);
