@@ -127,35 +127,54 @@ static void write_pages(char *mem, int whole)
 		mem[off] = 3;
 }
 
+/* Fork a child that waits for release() (or for @go to close), then exits. */
+static pid_t fork_waiting(int go[2])
+{
+	pid_t child = fork();
+
+	if (child == 0) {
+		char b;
+
+		(void)!read(go[0], &b, 1);
+		_exit(0);
+	}
+	return child;
+}
+
+static void release(int go[2], pid_t child)
+{
+	int status;
+
+	(void)!write(go[1], "x", 1);
+	waitpid(child, &status, 0);
+}
+
 /* One measurement of @a on THP or small pages; the time in ns, 0 if not run. */
 static uint64_t micro(enum action a, int thp, char *name)
 {
-	int go[2] = { -1, -1 }, status;
+	int go[2];
 	uint64_t t0 = 0, t1 = 0;
 	pid_t child = 0;
-	char *raw, *mem = area(thp, &raw);
+	char *raw, *mem;
 
-	if (!mem)
-		return error(name, "mmap failed"), 0;
+	if (pipe(go))
+		return error(name, "pipe failed"), 0;
+	mem = area(thp, &raw);
+	if (!mem) {
+		error(name, "mmap failed");
+		goto out_pipe;
+	}
 	if (thp && !has_thp(mem)) {
-		munmap(raw, size + THP);
-		return error(name, "no THP"), 0;
+		error(name, "no THP");
+		goto out_mem;
 	}
 	if (thp && a != REMAP)
 		pte_map(mem);
 	if (a >= COW && a <= COW_REUSE_BYTE) {
-		if (pipe(go))
-			return error(name, "pipe failed"), 0;
-		child = fork();
-		if (child == 0) {
-			char b;
-
-			if (a == COW || a == COW_BYTE)
-				(void)!read(go[0], &b, 1);
-			_exit(0);
-		}
+		child = fork_waiting(go);
+		/* cow-reuse: the child is gone before the measurement. */
 		if (a == COW_REUSE || a == COW_REUSE_BYTE)
-			waitpid(child, &status, 0);
+			release(go, child);
 	}
 
 	switch (a) {
@@ -177,19 +196,10 @@ static uint64_t micro(enum action a, int thp, char *name)
 		 * exiting at once would add (part of) its exit_mmap() to the
 		 * parent's fork, depending on scheduling.
 		 */
-		if (pipe(go))
-			return error(name, "pipe failed"), 0;
 		t0 = now_ns();
-		child = fork();
-		if (child == 0) {
-			char b;
-
-			(void)!read(go[0], &b, 1);
-			_exit(0);
-		}
+		child = fork_waiting(go);
 		t1 = now_ns();
-		(void)!write(go[1], "x", 1);
-		waitpid(child, &status, 0);
+		release(go, child);
 		break;
 	case COW:
 	case COW_REUSE:
@@ -206,15 +216,13 @@ static uint64_t micro(enum action a, int thp, char *name)
 		t1 = now_ns();
 		break;
 	}
-	if (a == COW || a == COW_BYTE) {
-		(void)!write(go[1], "x", 1);
-		waitpid(child, &status, 0);
-	}
-	if (go[0] >= 0) {
-		close(go[0]);
-		close(go[1]);
-	}
+	if (a == COW || a == COW_BYTE)
+		release(go, child);
+out_mem:
 	munmap(raw, size + THP);
+out_pipe:
+	close(go[0]);
+	close(go[1]);
 	return t1 - t0;
 }
 
