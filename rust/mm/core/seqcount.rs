@@ -125,6 +125,16 @@ pub enum Mode {
     Exclusive,
 }
 
+impl Mode {
+    /// The one and the mask of this mode's writer count in the word.
+    const fn field(self) -> (u64, u64) {
+        match self {
+            Mode::Shared => (SHARED_ONE, SHARED_MASK),
+            Mode::Exclusive => (EXCL_ONE, EXCL_MASK),
+        }
+    }
+}
+
 /// Misuse detected when a write section ends: its field was already 0. The
 /// word was restored; nothing else changed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -255,10 +265,7 @@ impl AtomicSeqcount {
     /// count was already 0 (ending twice, or ending what was never begun)
     /// the word is restored and [`NotInside`] returned.
     pub fn end(&self, mode: Mode) -> Result<(), NotInside> {
-        let (one, mask) = match mode {
-            Mode::Shared => (SHARED_ONE, SHARED_MASK),
-            Mode::Exclusive => (EXCL_ONE, EXCL_MASK),
-        };
+        let (one, mask) = mode.field();
         // Release: our data updates before the count drops; readers and
         // later writers acquire it.
         let old = self.word.fetch_sub(one, Ordering::Release);
@@ -363,10 +370,7 @@ impl<P: Preempt> Drop for WriteGuard<'_, P> {
         // The guard is the only way to end its section, so its count is at
         // least one: no need for `end`'s misuse check on this hot path.
         // Release as in `end`.
-        let one = match self.mode {
-            Mode::Shared => SHARED_ONE,
-            Mode::Exclusive => EXCL_ONE,
-        };
+        let (one, _) = self.mode.field();
         self.seq.word.fetch_sub(one, Ordering::Release);
         P::enable();
     }
