@@ -7,7 +7,7 @@
 #                with one line 'N passed, N failed'
 #
 # Other targets: setup doctor prepare kunit kcsan userspace userspace-off
-# userspace-base bench series subid-tables
+# userspace-base bench profile series subid-tables
 # docs-tables bench-seqcount rust-project lint refresh-patches clean.
 # See README.md.
 
@@ -17,7 +17,7 @@ SERIES_DIR ?= build/series
 
 .PHONY: all run test setup doctor prepare series subid-tables docs-tables \
 	rust-project lint host-test kunit kcsan userspace userspace-off \
-	userspace-base bench bench-seqcount \
+	userspace-base bench profile bench-seqcount \
 	refresh-patches clean
 
 all: run
@@ -59,6 +59,10 @@ userspace-base: prepare
 # Base 6.12 vs patched, under QEMU -icount shift=0: docs/benchmarks.*
 bench:
 	@bash $(S)/bench.sh
+
+# Instructions per kernel function in a benchmark case, base vs patched.
+profile:
+	@bash $(S)/profile.sh
 
 bench-seqcount: setup
 	@bash $(S)/bench-seqcount.sh

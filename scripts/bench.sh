@@ -27,41 +27,9 @@ TIMEOUT="${BENCH_TIMEOUT:-5400}"
 OUT="$BUILD_DIR/bench"
 mkdir -p "$OUT"
 
-bash "$RUST_MM_TOP/scripts/setup.sh" || exit 1
-bash "$RUST_MM_TOP/scripts/prepare-tree.sh" || die "the tree could not be prepared"
-base_src="$(bash "$RUST_MM_TOP/scripts/base-tree.sh")" || exit 1
-
-# The guest: init runs /tests/* (here only the benchmark).
-root="$OUT/initramfs"
-rm -rf "$root" && mkdir -p "$root/tests"
-gcc -O2 -Wall -Wextra -Werror -static -o "$root/init" "$RUST_MM_TOP/tests/userspace/init.c" ||
-	die "cannot build tests/userspace/init.c"
-gcc -O2 -Wall -Wextra -Werror -static -o "$root/tests/rustmm_bench" "$RUST_MM_TOP/tests/bench/rmap_bench.c" ||
-	die "cannot build tests/bench/rmap_bench.c"
-(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) > "$OUT/initramfs.cpio" ||
-	die "cannot build the initramfs"
-
-build() { # NAME SRC EXTRA_CONFIG
-	local dir="$OUT/kernel-$1" kcfg args=()
-	mkdir -p "$dir"
-	kcfg="$dir/bench.kunitconfig"
-	cp "$RUST_MM_TOP/tests/bench/bench.kunitconfig" "$kcfg"
-	[ -n "$3" ] && echo "$3" >> "$kcfg"
-	for o in "${KMAKE_OPTS[@]}"; do args+=(--make_options "$o"); done
-	say "[$1] building $(make -s -C "$2" kernelversion) from $2 into $dir (log: $dir/build.log)"
-	if ! (cd "$2" && python3 tools/testing/kunit/kunit.py build --arch=x86_64 \
-		--build_dir="$dir" --kunitconfig="$kcfg" --jobs="$(nproc)" "${args[@]}") \
-		> "$dir/build.log" 2>&1 || [ ! -f "$dir/arch/x86/boot/bzImage" ]; then
-		tail -n 20 "$dir/build.log"
-		die "[$1] the kernel did not build; no benchmark report"
-	fi
-	if [ "$1" = base ] && grep -q '^CONFIG_MM_RMAP_ID=y' "$dir/.config"; then
-		die "[base] has CONFIG_MM_RMAP_ID"
-	fi
-	if [ "$1" = patched ] && ! grep -q '^CONFIG_MM_RMAP_ID=y' "$dir/.config"; then
-		die "[patched] lacks CONFIG_MM_RMAP_ID"
-	fi
-}
+# shellcheck source=scripts/bench-lib.sh
+. "$RUST_MM_TOP/scripts/bench-lib.sh"
+bench_prepare
 
 GROUPS_RUN="thp small anon-cow"
 declare -A GROUP_CASES=([thp]=8 [small]=8 [anon-cow]=2)
@@ -112,7 +80,7 @@ run() { # NAME
 KERNELS="${BENCH_KERNELS:-base patched}"
 for k in base patched; do
 	if [[ " $KERNELS " == *" $k "* ]]; then
-		if [ "$k" = base ]; then build base "$base_src" ""; else build patched "$KSRC" "CONFIG_MM_RMAP_ID=y"; fi
+		build_kernel "$k"
 		run "$k"
 	else
 		log="$OUT/console-$k.log"

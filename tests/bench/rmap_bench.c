@@ -56,6 +56,30 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
+/*
+ * scripts/profile.sh: around the action of the case named by
+ * RUSTMM_BENCH_PROFILE, two marker instructions (nopl with a displacement
+ * of "RMB1"/"RMB0") tell tests/bench/insn_profile.c, a QEMU plugin, when a
+ * measured window opens and closes. Outside a profile they are not run.
+ */
+static int profiling;
+
+static uint64_t start(void)
+{
+	uint64_t t = now_ns();
+
+	if (profiling)
+		asm volatile(".byte 0x0f, 0x1f, 0x84, 0x00, 0x31, 0x42, 0x4d, 0x52" ::: "memory");
+	return t;
+}
+
+static uint64_t stop(void)
+{
+	if (profiling)
+		asm volatile(".byte 0x0f, 0x1f, 0x84, 0x00, 0x30, 0x42, 0x4d, 0x52" ::: "memory");
+	return now_ns();
+}
+
 static void error(const char *name, const char *why)
 {
 	printf("RUSTMM-BENCH-ERROR %s %s\n", name, why);
@@ -179,15 +203,15 @@ static uint64_t micro(enum action a, int thp, char *name)
 
 	switch (a) {
 	case REMAP:
-		t0 = now_ns();
+		t0 = start();
 		for (unsigned long t = 0; t < size; t += THP)
 			mprotect(mem + t, PAGE, PROT_READ);
-		t1 = now_ns();
+		t1 = stop();
 		break;
 	case MUNMAP:
-		t0 = now_ns();
+		t0 = start();
 		munmap(mem, size);
-		t1 = now_ns();
+		t1 = stop();
 		break;
 	case FORK:
 		/*
@@ -196,24 +220,24 @@ static uint64_t micro(enum action a, int thp, char *name)
 		 * exiting at once would add (part of) its exit_mmap() to the
 		 * parent's fork, depending on scheduling.
 		 */
-		t0 = now_ns();
+		t0 = start();
 		child = fork_waiting(go);
-		t1 = now_ns();
+		t1 = stop();
 		release(go, child);
 		break;
 	case COW:
 	case COW_REUSE:
 	case COW_BYTE:
 	case COW_REUSE_BYTE:
-		t0 = now_ns();
+		t0 = start();
 		write_pages(mem, a == COW || a == COW_REUSE);
-		t1 = now_ns();
+		t1 = stop();
 		break;
 	case PTE_DONTNEED:
-		t0 = now_ns();
+		t0 = start();
 		for (unsigned long off = 0; off < size; off += PAGE)
 			madvise(mem + off, PAGE, MADV_DONTNEED);
-		t1 = now_ns();
+		t1 = stop();
 		break;
 	}
 	if (a == COW || a == COW_BYTE)
@@ -268,11 +292,11 @@ static uint64_t anon_cow(int rand, char *name)
 		}
 	}
 	close(go[0]);
-	t0 = now_ns();
+	t0 = start();
 	close(go[1]);	/* EOF releases every child at once */
 	for (int c = 0; c < NR_CHILDREN; c++)
 		waitpid(pids[c], &status, 0);
-	t1 = now_ns();
+	t1 = stop();
 	free(order);
 	munmap(raw, size + THP);
 	return t1 - t0;
@@ -313,6 +337,7 @@ int main(int argc, char **argv)
 	const char *env_runs = getenv("RUSTMM_BENCH_RUNS");
 	const char *env_mib = getenv("RUSTMM_BENCH_MIB");
 	const char *env_group = getenv("RUSTMM_BENCH_GROUP");
+	const char *profile = getenv("RUSTMM_BENCH_PROFILE");
 	int runs = argc > 1 ? atoi(argv[1]) : env_runs ? atoi(env_runs) : 5;
 	unsigned long mib = argc > 2 ? strtoul(argv[2], NULL, 0) :
 			    env_mib ? strtoul(env_mib, NULL, 0) : 256;
@@ -337,6 +362,7 @@ int main(int argc, char **argv)
 			for (int a = REMAP; a <= PTE_DONTNEED; a++) {
 				snprintf(name, sizeof(name), "%s.%s",
 					 thp ? "thp" : "small", action_name[a]);
+				profiling = profile && !strcmp(profile, name);
 				ns = micro(a, thp, name);
 				if (ns)
 					printf("RUSTMM-BENCH %s %d %llu\n", name, r,
@@ -346,6 +372,7 @@ int main(int argc, char **argv)
 		pin(0);
 		for (int rand = 0; rand <= 1 && want(group, "anon-cow"); rand++) {
 			snprintf(name, sizeof(name), "anon-cow-%s", rand ? "rand" : "seq");
+			profiling = profile && !strcmp(profile, name);
 			ns = anon_cow(rand, name);
 			if (ns)
 				printf("RUSTMM-BENCH %s %d %llu\n", name, r,
