@@ -9,6 +9,9 @@
 # and writes build/bench/profile-CASE.txt.
 #   PROFILE_CASES   cases, e.g. "small.fork thp.pte-dontneed" (default small.fork)
 #   PROFILE_RUNS    windows per case and kernel (default 3)
+#   PROFILE_KERNELS which kernels to build and profile now (default "base
+#                   patched"); the other's profile from an earlier run with
+#                   the same settings is reused (said so)
 #   BENCH_MIB       memory per case in MiB (default 256)
 #   BENCH_TIMEOUT   seconds per guest before it counts as hung (default 5400)
 set -uo pipefail
@@ -52,10 +55,20 @@ profile() { # KERNEL CASE
 		die "[$1] $data has '$(head -n 1 "$data")', not 'windows $RUNS' (no such case?)"
 }
 
+KERNELS="${PROFILE_KERNELS:-base patched}"
 for k in base patched; do
-	build_kernel "$k"
+	if [[ " $KERNELS " == *" $k "* ]]; then
+		build_kernel "$k"
+		for c in $CASES; do
+			profile "$k" "$c"
+		done
+		continue
+	fi
 	for c in $CASES; do
-		profile "$k" "$c"
+		grep -q "RUSTMM_BENCH_RUNS=$RUNS RUSTMM_BENCH_MIB=$MIB " "$OUT/profile/console-$k-$c.log" 2>/dev/null &&
+			[ "$(head -n 1 "$OUT/profile/$k-$c.blocks" 2>/dev/null)" = "windows $RUNS" ] ||
+			die "[$k] no earlier $c profile with PROFILE_RUNS=$RUNS BENCH_MIB=$MIB to reuse; run it: PROFILE_KERNELS=$k"
+		say "[$k] reusing the earlier $c profile ($OUT/profile/$k-$c.blocks)"
 	done
 done
 for c in $CASES; do
