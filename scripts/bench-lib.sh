@@ -3,10 +3,12 @@
 # initramfs and the two kernels, built alike. Sourced after env.sh with
 # OUT set; never executed.
 
-# The toolchain, both trees, and the guest: init runs /tests/* (here only
-# the benchmark). Sets base_src.
+# The toolchain, both trees, and the guest ($1, default
+# $OUT/initramfs.cpio): init runs /tests/* (here only the benchmark).
+# Sets base_src.
 bench_prepare() {
-	local root="$OUT/initramfs"
+	local cpio="${1:-$OUT/initramfs.cpio}" root
+	root="${cpio%.cpio}"
 
 	bash "$RUST_MM_TOP/scripts/setup.sh" || exit 1
 	bash "$RUST_MM_TOP/scripts/prepare-tree.sh" || die "the tree could not be prepared"
@@ -16,7 +18,7 @@ bench_prepare() {
 		die "cannot build tests/userspace/init.c"
 	gcc -O2 -Wall -Wextra -Werror -static -o "$root/tests/rustmm_bench" \
 		"$RUST_MM_TOP/tests/bench/rmap_bench.c" || die "cannot build tests/bench/rmap_bench.c"
-	(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) > "$OUT/initramfs.cpio" ||
+	(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) > "$cpio" ||
 		die "cannot build the initramfs"
 }
 

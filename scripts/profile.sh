@@ -27,7 +27,8 @@ mkdir -p "$OUT/profile"
 
 # shellcheck source=scripts/bench-lib.sh
 . "$RUST_MM_TOP/scripts/bench-lib.sh"
-bench_prepare
+# Its own guest image, so that it can run beside `make bench`.
+bench_prepare "$OUT/profile/initramfs.cpio"
 plugin="$OUT/profile/insn_profile.so"
 gcc -O2 -Wall -Wextra -Werror -fPIC -shared -fvisibility=hidden -o "$plugin" \
 	"$RUST_MM_TOP/tests/bench/insn_profile.c" || die "cannot build tests/bench/insn_profile.c"
@@ -40,7 +41,7 @@ profile() { # KERNEL CASE
 	say "[$1] profiling $2: $RUNS windows of $MIB MiB (console: $log)"
 	timeout "$TIMEOUT" qemu-system-x86_64 -nodefaults -m 2048 -smp 2 -icount shift=0 \
 		-plugin "$plugin,arg=out=$data" \
-		-kernel "$dir/arch/x86/boot/bzImage" -initrd "$OUT/initramfs.cpio" \
+		-kernel "$dir/arch/x86/boot/bzImage" -initrd "$OUT/profile/initramfs.cpio" \
 		-append "console=ttyS0 panic=-1 nokaslr kunit.enable=0 rdinit=/init RUSTMM_BENCH_RUNS=$RUNS RUSTMM_BENCH_MIB=$MIB RUSTMM_BENCH_GROUP=$group RUSTMM_BENCH_PROFILE=$2" \
 		-no-reboot -nographic -serial stdio -bios qboot.rom < /dev/null 2>&1 |
 		tr -d '\r' > "$log"
