@@ -5,8 +5,11 @@
 #                run our KUnit suites and print a report
 #   make test    every test (host cargo tests, series checks, KUnit), ending
 #                with one line 'N passed, N failed'
+#   make test-all
+#                make test, then what does not fit CI's time (every prefix
+#                of the stack builds); same last line
 #
-# Other targets: setup doctor prepare kunit kcsan userspace userspace-off
+# Other targets: setup doctor prepare kunit kcsan bisect userspace userspace-off
 # userspace-base bench profile series subid-tables
 # docs-tables bench-seqcount rust-project lint refresh-patches clean.
 # See README.md.
@@ -15,7 +18,9 @@ SHELL := /bin/bash
 S := scripts
 SERIES_DIR ?= build/series
 
-.PHONY: all run test setup doctor prepare series subid-tables docs-tables \
+TOPICS ?=
+
+.PHONY: all run test test-all bisect setup doctor prepare series subid-tables docs-tables \
 	rust-project lint host-test kunit kcsan userspace userspace-off \
 	userspace-base bench profile bench-seqcount \
 	refresh-patches clean
@@ -36,6 +41,13 @@ run: prepare
 
 test:
 	@bash $(S)/test.sh
+
+test-all:
+	@bash $(S)/test-all.sh
+
+# Every prefix of the stack builds (part of test-all).
+bisect: kunit
+	@bash $(S)/bisect-build.sh
 
 host-test: setup
 	@cd rust/mm && CARGO_TARGET_DIR=$(CURDIR)/build/cargo /usr/bin/cargo test --locked
@@ -67,8 +79,11 @@ profile:
 bench-seqcount: setup
 	@bash $(S)/bench-seqcount.sh
 
+# One directory per topic (cover letter, signed-off patches, quilt series);
+# TOPICS="a b" exports only those (refused unless the topics they depend on
+# are among them).
 series: prepare
-	@bash $(S)/series.sh export $(abspath $(SERIES_DIR))
+	@bash $(S)/series.sh export $(abspath $(SERIES_DIR)) $(TOPICS)
 
 refresh-patches:
 	@bash $(S)/series.sh refresh

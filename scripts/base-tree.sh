@@ -8,7 +8,7 @@ set -euo pipefail
 
 src="$BUILD_DIR/linux-base"
 [ -f "$KSRC/.rust-mm-applied" ] || die "the tree is not prepared (run: make prepare)"
-want="$(git -C "$KSRC" rev-parse pristine)" || die "no 'pristine' tag in $KSRC"
+want="$(git -C "$KSRC" rev-parse 'pristine^{tree}')" || die "no 'pristine' tag in $KSRC"
 if [ "$(cat "$src/.rust-mm-base" 2>/dev/null)" != "$want" ]; then
 	say "extracting the unpatched tree (tag pristine) into $src" >&2
 	rm -rf "$src" && mkdir -p "$src"

@@ -18,7 +18,9 @@ bench_prepare() {
 		die "cannot build tests/userspace/init.c"
 	gcc -O2 -Wall -Wextra -Werror -static -o "$root/tests/rustmm_bench" \
 		"$RUST_MM_TOP/tests/bench/rmap_bench.c" || die "cannot build tests/bench/rmap_bench.c"
-	(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) > "$cpio" ||
+	# Reproducible: the same programs give the same bytes (and hash).
+	find "$root" -exec touch -h -d @0 {} +
+	(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet --reproducible) > "$cpio" ||
 		die "cannot build the initramfs"
 }
 
@@ -51,4 +53,48 @@ build_kernel() { # base|patched
 	else
 		build patched "$KSRC" "CONFIG_MM_RMAP_ID=y"
 	fi
+}
+
+# The guest, exactly as every benchmark and profile boot runs it: QEMU
+# x86_64 under TCG, -icount shift=0,sleep=off (guest time counts executed
+# instructions; idle time jumps to the next timer instead of following the
+# host clock), the RTC on virtual time, 2 vCPUs with CPU 1 isolated for the
+# measured process, 2 GiB, no watchdog. With QEMU_PRINT=1 the command line
+# is printed (shell-quoted) instead of run.
+qemu_run() { # KERNEL INITRAMFS BENCH_ENV [QEMU_ARGS...]
+	local k="$1" initrd="$2" env="$3"
+	shift 3
+	local cmd=(qemu-system-x86_64 -nodefaults -machine pc -m 2048 -smp 2
+		-icount shift=0,sleep=off -rtc clock=vm
+		-kernel "$OUT/kernel-$k/arch/x86/boot/bzImage" -initrd "$initrd"
+		-append "console=ttyS0 panic=-1 kunit.enable=0 rdinit=/init isolcpus=1 nowatchdog $env"
+		-no-reboot -nographic -serial stdio -bios qboot.rom "$@")
+	if [ "${QEMU_PRINT:-0}" = 1 ]; then
+		printf '%q ' "${cmd[@]}" | sed 's/ $//'
+		echo
+	else
+		"${cmd[@]}"
+	fi
+}
+
+# What identifies a benchmark run of KERNEL: the kernel image, its config,
+# the guest's initramfs, the QEMU command line and version, the settings.
+# A reused earlier run must have the same manifest.
+manifest_write() { # KERNEL SETTINGS
+	local dir="$OUT/kernel-$1"
+	echo "kernel=$1"
+	echo "image_sha256=$(sha256sum < "$dir/arch/x86/boot/bzImage" | cut -d' ' -f1)"
+	echo "config_sha256=$(sha256sum < "$dir/.config" | cut -d' ' -f1)"
+	echo "initramfs_sha256=$(sha256sum < "$OUT/initramfs.cpio" | cut -d' ' -f1)"
+	echo "qemu_cmdline=$(QEMU_PRINT=1 qemu_run "$1" "$OUT/initramfs.cpio" "RUSTMM_BENCH_RUNS=... RUSTMM_BENCH_MIB=... RUSTMM_BENCH_CASE=...")"
+	echo "qemu_version=$(qemu-system-x86_64 --version | head -n 1)"
+	if [ "$1" = base ]; then
+		echo "source=linux-source-6.12 $LINUX_DEB_VERSION, unpatched (tree $(git -C "$KSRC" rev-parse 'pristine^{tree}'))"
+	else
+		echo "source=linux-source-6.12 $LINUX_DEB_VERSION + the rust-mm series (tree $(git -C "$KSRC" rev-parse 'rust-mm^{tree}'))"
+	fi
+	echo "clang=$(clang --version | head -n 1)"
+	echo "rustc=$(/usr/bin/rustc --version)"
+	echo "bindgen=$("$BINDGEN" --version | head -n 1)"
+	echo "settings=$2"
 }

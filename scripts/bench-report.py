@@ -1,111 +1,207 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Turn two benchmark console logs (base, patched) into docs/benchmarks.*.
+"""Turn the benchmark boots' console logs into docs/benchmarks.{md,json,png}.
 
-Each log has lines 'RUSTMM-BENCH <case> <run> <ns>' (tests/bench/
-rmap_bench.c). For every case: min/median/max per kernel, the ratio of
-medians patched/base, and its spread (patched min / base max .. patched
-max / base min). Writes <out>.json (raw numbers and stats), <out>.png
-(ratios with spread) and <out>.md (table, command, kernels and configs,
-targets; then the hand-written discussion in <out>-notes.md, if any).
-Refuses incomplete input: every case needs the same number of runs on
-both kernels.
+Input: one console log per boot, LOGS/<kernel>-<case>-<boot>.log, with the
+lines of tests/bench/rmap_bench.c:
+
+  RUSTMM-BENCH <case> <run> <ns> expect=<kind> folios=<ok>/<want> mapped=<how> attempts=<n>
+  RUSTMM-BENCH-REJECT <case> <run> <counters that moved>
+  RUSTMM-BENCH-DISTURBED <case> <run> <counters>
+
+Per case and kernel: the median of each boot's runs, then the median of
+those boot medians. The change is patched/base - 1; its 95 % interval is a
+hierarchical bootstrap (boots resampled, then runs within each boot, the
+same statistic recomputed; fixed seed, so the report is reproducible). The
+verdict compares the whole interval with the target: "met" if it lies
+inside, "missed" if it lies wholly outside, "inconclusive" otherwise.
+
+A case gets no number and no verdict ("refused: why") when any run's folio
+check fell short (THP not allocated, not PTE-/PMD-mapped as the case
+defines, compound pages in an order-0 case), when a run never got a quiet
+window, or when its boots do not all have the same number of runs. The
+report refuses to be written at all if a case has no logs.
 """
 import argparse
 import json
 import os
+import random
 import re
 import statistics
+import subprocess
 import sys
-
-ORDER = [f"{k}.{a}" for k in ("thp", "small") for a in (
-    "remap", "munmap", "fork", "cow", "cow-byte", "cow-reuse",
-    "cow-reuse-byte", "pte-dontneed")] + ["anon-cow-seq", "anon-cow-rand"]
 
 # The seed's figures (Intel Xeon, "all" stage vs v6.7-rc1, PTE-mapped THP).
 SEED = {"thp.remap": -34.8, "thp.munmap": 1.0, "thp.fork": 27.8,
         "thp.cow": 0.7, "thp.cow-byte": 0.4, "thp.cow-reuse": -30.0,
         "thp.cow-reuse-byte": -63.9, "thp.pte-dontneed": -0.5}
 
-# The issue's targets, in percent change of the median: (low, high).
+# Targets, in percent change: (low, high); None is unbounded.
 TARGET = {"thp.fork": (None, 5.0), "thp.munmap": (None, 2.0),
           "thp.pte-dontneed": (None, 2.0), "thp.cow": (None, 1.0),
           "thp.cow-byte": (None, 1.0), "thp.cow-reuse": (None, -30.0),
-          "thp.cow-reuse-byte": (None, -60.0)}
+          "thp.cow-reuse-byte": (None, -60.0),
+          "anon-cow-seq": (None, 2.0), "anon-cow-rand": (None, 2.0)}
 for _a in ("remap", "munmap", "fork", "cow", "cow-byte", "cow-reuse",
            "cow-reuse-byte", "pte-dontneed"):
     TARGET[f"small.{_a}"] = (-0.5, 0.5)
 
+MAPPED = {"thp-pte": "pte", "thp-pmd": "pmd", "small": "pte"}
+RESULT = re.compile(r"RUSTMM-BENCH (\S+) (\d+) (\d+) expect=(\S+) folios=(\d+)/(\d+) mapped=(\S+) attempts=(\d+)$")
+BOOTSTRAP = 10000
 
-def parse(path):
-    runs = {}
+
+def parse_log(path):
+    runs, rejects, disturbed = [], [], []
     for line in open(path, errors="replace"):
-        m = re.match(r"RUSTMM-BENCH (\S+) (\d+) (\d+)$", line.strip())
-        if m:
-            runs.setdefault(m.group(1), {})[int(m.group(2))] = int(m.group(3))
-    return {case: [v for _, v in sorted(r.items())] for case, r in runs.items()}
-
-
-def config_lines(path, keys):
-    out = []
-    for line in open(path):
         line = line.strip()
-        for k in keys:
-            if line.startswith(k + "=") or line == f"# {k} is not set":
-                out.append(line)
-    return out
+        m = RESULT.match(line)
+        if m:
+            runs.append({"run": int(m.group(2)), "ns": int(m.group(3)),
+                         "expect": m.group(4), "folios_ok": int(m.group(5)),
+                         "folios_want": int(m.group(6)), "mapped": m.group(7),
+                         "attempts": int(m.group(8))})
+        elif line.startswith("RUSTMM-BENCH-REJECT "):
+            rejects.append(line.split(" ", 3)[3] if line.count(" ") >= 3 else "")
+        elif line.startswith("RUSTMM-BENCH-DISTURBED "):
+            disturbed.append(line.split(" ", 2)[2])
+    return runs, rejects, disturbed
 
 
 def pct(r):
     return (r - 1.0) * 100.0
 
 
+def stat(boots):
+    """Median of the boots' medians."""
+    return statistics.median(statistics.median(b) for b in boots)
+
+
+def bootstrap(base, patched, rng):
+    ratios = []
+    for _ in range(BOOTSTRAP):
+        s = []
+        for boots in (base, patched):
+            picked = [boots[rng.randrange(len(boots))] for _ in boots]
+            s.append(statistics.median(
+                statistics.median(b[rng.randrange(len(b))] for _ in b) for b in picked))
+        ratios.append(s[1] / s[0])
+    ratios.sort()
+    return ratios[int(0.025 * BOOTSTRAP)], ratios[int(0.975 * BOOTSTRAP) - 1]
+
+
+def verdict(ci, target):
+    if not target:
+        return None
+    lo, hi = target
+    lo = float("-inf") if lo is None else lo
+    hi = float("inf") if hi is None else hi
+    if lo <= ci[0] and ci[1] <= hi:
+        return "met"
+    if ci[1] < lo or ci[0] > hi:
+        return "missed"
+    return "inconclusive"
+
+
+def case_result(case, logs, boots_n, rng):
+    row = {"case": case, "seed_pct": SEED.get(case), "target_pct": TARGET.get(case),
+           "refused": None, "rejected_windows": 0, "rejected_counters": {}}
+    problems = []
+    per = {}
+    for k in ("base", "patched"):
+        boots, checks = [], []
+        for b in range(1, boots_n + 1):
+            path = os.path.join(logs, f"{k}-{case}-{b}.log")
+            if not os.path.exists(path):
+                raise SystemExit(f"bench-report: {path} is missing: refusing a partial report")
+            runs, rejects, disturbed = parse_log(path)
+            row["rejected_windows"] += len(rejects)
+            for r in rejects:
+                for c in r.split(","):
+                    name = c.split("+")[0]
+                    row["rejected_counters"][name] = row["rejected_counters"].get(name, 0) + 1
+            for d in disturbed:
+                problems.append(f"{k} boot {b}: a run never got a quiet window ({d})")
+            for r in runs:
+                want_map = MAPPED.get(r["expect"])
+                if r["folios_ok"] < r["folios_want"] or r["mapped"] != want_map:
+                    problems.append(f"{k} boot {b} run {r['run']}: folios {r['folios_ok']}/{r['folios_want']} "
+                                    f"{r['expect']}, mapped {r['mapped']} (want {want_map})")
+                checks.append(f"{r['folios_ok']}/{r['folios_want']}")
+            boots.append([r["ns"] for r in runs])
+        counts = sorted({len(b) for b in boots})
+        if counts == [0] or len(counts) != 1:
+            problems.append(f"{k}: runs per boot {[len(b) for b in boots]} (want the same, > 0, in every boot)")
+        per[k] = {"boots_ns": boots, "checks": sorted(set(checks))}
+    row["base"], row["patched"] = per["base"], per["patched"]
+    if problems:
+        row["refused"] = "; ".join(problems[:4]) + (f" (+{len(problems) - 4} more)" if len(problems) > 4 else "")
+        return row
+    for k in ("base", "patched"):
+        b = per[k]["boots_ns"]
+        per[k]["boot_medians"] = [statistics.median(x) for x in b]
+        per[k]["median"] = stat(b)
+        per[k]["runs_per_boot"] = len(b[0])
+    ratio = per["patched"]["median"] / per["base"]["median"]
+    lo, hi = bootstrap(per["base"]["boots_ns"], per["patched"]["boots_ns"], rng)
+    row["change_pct"] = pct(ratio)
+    row["ci_pct"] = [pct(lo), pct(hi)]
+    row["verdict"] = verdict(row["ci_pct"], row["target_pct"])
+    row["includes_zero"] = row["ci_pct"][0] <= 0 <= row["ci_pct"][1]
+    return row
+
+
+def manifest(path):
+    out = {}
+    for line in open(path):
+        if "=" in line:
+            k, v = line.rstrip("\n").split("=", 1)
+            out[k] = v
+    return out
+
+
+def diffconfig(script, a, b):
+    r = subprocess.run([sys.executable, script, a, b], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f"bench-report: diffconfig failed: {r.stderr}")
+    return [l for l in r.stdout.split("\n") if l.strip()]
+
+
+def ms(v):
+    return f"{v / 1e6:.3f}"
+
+
+def fmt_target(t):
+    if not t:
+        return ""
+    return f"≤ {t[1]:+.1f}%" if t[0] is None else f"{t[0]:+.1f}%..{t[1]:+.1f}%"
+
+
 def main():
     ap = argparse.ArgumentParser()
-    for a in ("base", "patched", "base-config", "patched-config", "tree",
-              "series", "command", "out"):
+    for a in ("logs", "cases", "base-manifest", "patched-manifest", "base-config",
+              "patched-config", "diffconfig", "command", "out"):
         ap.add_argument("--" + a, required=True)
+    ap.add_argument("--reused", default="")
+    ap.add_argument("--boots", type=int, required=True)
     ap.add_argument("--runs", type=int, required=True)
     ap.add_argument("--mib", type=int, required=True)
     args = ap.parse_args()
 
-    base, patched = parse(args.base), parse(args.patched)
-    rows = []
-    for case in ORDER:
-        b, p = base.get(case, []), patched.get(case, [])
-        if len(b) != args.runs or len(p) != args.runs:
-            print(f"bench-report: {case}: {len(b)} base and {len(p)} patched "
-                  f"runs, want {args.runs} each: refusing a partial report")
-            return 1
-        bm, pm = statistics.median(b), statistics.median(p)
-        ratio = pm / bm
-        lo, hi = min(p) / max(b), max(p) / min(b)
-        tgt = TARGET.get(case)
-        met = None
-        if tgt:
-            c = pct(ratio)
-            met = (tgt[0] is None or c >= tgt[0]) and (tgt[1] is None or c <= tgt[1])
-        rows.append({
-            "case": case, "base_ns": b, "patched_ns": p,
-            "base": {"min": min(b), "median": bm, "max": max(b)},
-            "patched": {"min": min(p), "median": pm, "max": max(p)},
-            "ratio": ratio, "ratio_low": lo, "ratio_high": hi,
-            "change_pct": pct(ratio),
-            "base_spread_pct": (max(b) - min(b)) / bm * 100,
-            "patched_spread_pct": (max(p) - min(p)) / pm * 100,
-            "seed_pct": SEED.get(case), "target_pct": tgt, "target_met": met,
-        })
-
-    keys = ["CONFIG_MM_RMAP_ID", "CONFIG_RUST", "CONFIG_TRANSPARENT_HUGEPAGE",
-            "CONFIG_TRANSPARENT_HUGEPAGE_ALWAYS", "CONFIG_TRANSPARENT_HUGEPAGE_MADVISE",
-            "CONFIG_SMP", "CONFIG_NR_CPUS", "CONFIG_DEBUG_VM", "CONFIG_KASAN",
-            "CONFIG_PREEMPT_NONE", "CONFIG_PREEMPT_VOLUNTARY", "CONFIG_PREEMPT"]
+    rng = random.Random(20261123)
+    rows = [case_result(c, args.logs, args.boots, rng) for c in args.cases.split()]
+    mb, mp = manifest(args.base_manifest), manifest(args.patched_manifest)
+    repo = subprocess.run(["git", "-C", os.path.dirname(os.path.abspath(__file__)), "describe",
+                           "--always", "--dirty", "--abbrev=12"], capture_output=True, text=True).stdout.strip()
     meta = {
-        "command": args.command, "tree": args.tree, "series": args.series,
-        "runs": args.runs, "mib_per_case": args.mib,
-        "qemu": "qemu-system-x86_64 -icount shift=0 -m 2048 -smp 2 (TCG), one guest at a time, a fresh boot per group of cases (thp, small, anon-cow)",
-        "base_config": config_lines(args.base_config, keys),
-        "patched_config": config_lines(args.patched_config, keys),
+        "command": args.command,
+        "statistic": f"median of {args.boots} boot medians per kernel; interval: 95 % "
+                     f"hierarchical bootstrap of the ratio",
+        "boots": args.boots, "runs_per_boot": args.runs, "mib_per_case": args.mib,
+        "repository": repo,
+        "reused": args.reused.split(),
+        "base": mb, "patched": mp,
+        "config_difference": diffconfig(args.diffconfig, args.base_config, args.patched_config),
     }
     with open(args.out + ".json", "w") as f:
         json.dump({"meta": meta, "cases": rows}, f, indent=1)
@@ -117,62 +213,84 @@ def main():
     except ImportError:
         print("bench-report: matplotlib missing (python3-matplotlib)")
         return 1
-    fig, ax = plt.subplots(figsize=(10, 6))
-    ys = list(range(len(rows)))[::-1]
-    vals = [r["change_pct"] for r in rows]
-    err = [[r["change_pct"] - pct(r["ratio_low"]) for r in rows],
-           [pct(r["ratio_high"]) - r["change_pct"] for r in rows]]
-    colors = ["tab:green" if v < 0 else "tab:red" for v in vals]
-    ax.barh(ys, vals, xerr=err, color=colors, capsize=3)
+    shown = [r for r in rows if not r["refused"]]
+    fig, ax = plt.subplots(figsize=(10, 6.5))
+    ys = list(range(len(shown)))[::-1]
+    vals = [r["change_pct"] for r in shown]
+    err = [[r["change_pct"] - r["ci_pct"][0] for r in shown],
+           [r["ci_pct"][1] - r["change_pct"] for r in shown]]
+    colors = {"met": "tab:green", "missed": "tab:red", "inconclusive": "tab:orange", None: "tab:gray"}
+    ax.barh(ys, vals, xerr=err, color=[colors[r["verdict"]] for r in shown], capsize=3)
     ax.set_yticks(ys)
-    ax.set_yticklabels([r["case"] for r in rows])
+    ax.set_yticklabels([r["case"] for r in shown])
     ax.axvline(0, color="black", linewidth=0.8)
-    ax.set_xlabel("patched vs base, % change of the median time (bars: spread over runs)")
-    ax.set_title(f"rmap IDs on Linux {args.tree}: {args.runs} runs, {args.mib} MiB, QEMU -icount shift=0")
+    ax.set_xlabel("patched vs base, % change in instructions (bars: 95 % bootstrap interval; "
+                  "green met, red missed, orange inconclusive, grey no target)", fontsize=8)
+    ax.set_title(f"rmap IDs: {args.boots} boots x {args.runs} runs per case and kernel, "
+                 f"{args.mib} MiB, QEMU -icount shift=0,sleep=off")
     fig.tight_layout()
     fig.savefig(args.out + ".png", dpi=100)
 
-    def ns(v):
-        return f"{v / 1e6:.3f}"
-
     md = ["# Benchmarks: base 6.12 vs patched (rmap IDs, COW reuse)", "",
-          "Generated by `scripts/bench-report.py` from the runs of:", "",
+          "Generated by `scripts/bench-report.py` from the boots of:", "",
           "```sh", args.command, "```", "",
-          f"- tree: Linux {args.tree}; base = the pristine tree, patched = "
-          f"the series ({args.series}) applied",
-          f"- configs: `tests/bench/bench.kunitconfig` for both; patched adds "
-          f"`CONFIG_MM_RMAP_ID=y`. Base: {', '.join(meta['base_config'])}. "
-          f"Patched: {', '.join(meta['patched_config'])}",
-          f"- guest: {meta['qemu']}; guest time counts executed instructions "
-          "(1 ns per instruction), so the numbers are instruction counts of "
-          "each measured action, deterministic up to scheduling and timer "
-          "effects, and independent of the host's load",
-          f"- {args.runs} runs per case and kernel, runs interleaved case by "
-          f"case within a group's boot; {args.mib} MiB per case; `thp.*` = PTE-mapped 2 MiB THP, "
-          "`small.*` = order-0 pages (MADV_NOHUGEPAGE); raw numbers in "
-          "[benchmarks.json](benchmarks.json)", "",
+          "What the numbers are: guest time under QEMU TCG with `-icount "
+          "shift=0,sleep=off`, i.e. **instructions executed** in the measured window "
+          "(1 ns per instruction, plus idle time skipped to the next timer). An atomic "
+          "read-modify-write counts as one instruction like any other, so an "
+          "instruction delta is a lower bound of the cycles it costs on hardware. "
+          "`anon-cow-*` is the total work of two children on two vCPUs, not "
+          "throughput under contention.", "",
+          f"- kernels: base = {mb.get('source')}; patched = {mp.get('source')}; both "
+          f"built from `tests/bench/bench.kunitconfig` with {mb.get('clang')}, "
+          f"{mb.get('rustc')}, {mb.get('bindgen')}. Config difference "
+          f"(`scripts/diffconfig`): {', '.join('`' + l.strip() + '`' for l in meta['config_difference'])}",
+          f"- images: base bzImage sha256 `{mb.get('image_sha256')}`, patched "
+          f"`{mp.get('image_sha256')}`; initramfs sha256 `{mb.get('initramfs_sha256')}`; "
+          f"repository `{repo}`" + (f"; **reused from an earlier run (same hashes): "
+                                     f"{', '.join(meta['reused'])}**" if meta["reused"] else ""),
+          f"- guest ({mb.get('qemu_version')}): `{mb.get('qemu_cmdline')}`",
+          f"- {args.boots} fresh boots per case and kernel, in alternating order (base, "
+          f"patched, base, ...); {args.runs} runs per boot ({4 * args.runs} for the "
+          f"cases below 10 ms); {args.mib} MiB per case; `thp.*` = PTE-mapped 2 MiB THP "
+          "(`thp.remap` and `anon-cow-*` start PMD-mapped), `small.*` = order-0 pages; "
+          "folios verified before every window; raw numbers and provenance in "
+          "[benchmarks.json](benchmarks.json)",
+          f"- change: median of boot medians, patched / base − 1; interval: 95 % "
+          f"hierarchical bootstrap ({BOOTSTRAP} resamples of boots, then runs); verdict: "
+          "*met* when the whole interval is inside the target, *missed* when it is wholly "
+          "outside, *inconclusive* otherwise; \"no measurable change\" when it includes 0", "",
           "![ratios](benchmarks.png)", "",
-          "| case | base median ms (min–max) | patched median ms (min–max) | "
-          "change | spread of the ratio | seed (Intel) | target | met |",
-          "|---|---|---|---|---|---|---|---|"]
+          "| case | base ms (boot medians) | patched ms (boot medians) | change | 95 % interval "
+          "| target | verdict | seed (Intel) | rejected windows | folios checked |",
+          "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        b, p, t = r["base"], r["patched"], r["target_pct"]
-        target = "" if not t else (f"{t[0]:+.1f}%..{t[1]:+.1f}%" if t[0] is not None
-                                   else f"≤ {t[1]:+.1f}%")
-        met = "" if r["target_met"] is None else ("yes" if r["target_met"] else "**no**")
         seed = "" if r["seed_pct"] is None else f"{r['seed_pct']:+.1f}%"
-        md.append(f"| {r['case']} | {ns(b['median'])} ({ns(b['min'])}–{ns(b['max'])}) "
-                  f"| {ns(p['median'])} ({ns(p['min'])}–{ns(p['max'])}) "
-                  f"| {r['change_pct']:+.2f}% | {pct(r['ratio_low']):+.2f}% .. "
-                  f"{pct(r['ratio_high']):+.2f}% | {seed} | {target} | {met} |")
+        rej = str(r["rejected_windows"]) + (
+            " (" + ", ".join(f"{k} ×{v}" for k, v in sorted(r["rejected_counters"].items())) + ")"
+            if r["rejected_counters"] else "")
+        if r["refused"]:
+            md.append(f"| {r['case']} | | | | | {fmt_target(r['target_pct'])} | **refused**: "
+                      f"{r['refused']} | {seed} | {rej} | |")
+            continue
+        b, p = r["base"], r["patched"]
+        change = f"{r['change_pct']:+.2f}%" + (" (no measurable change)" if r["includes_zero"] else "")
+        checks = ", ".join(sorted(set(b["checks"]) | set(p["checks"])))
+        md.append(f"| {r['case']} | {ms(b['median'])} ({', '.join(ms(x) for x in b['boot_medians'])}) "
+                  f"| {ms(p['median'])} ({', '.join(ms(x) for x in p['boot_medians'])}) "
+                  f"| {change} | {r['ci_pct'][0]:+.2f}% .. {r['ci_pct'][1]:+.2f}% "
+                  f"| {fmt_target(r['target_pct'])} | {r['verdict'] or ''} | {seed} | {rej} | {checks} |")
     notes = args.out + "-notes.md"
     if os.path.exists(notes):
         md += ["", open(notes).read().rstrip()]
     with open(args.out + ".md", "w") as f:
         f.write("\n".join(md) + "\n")
     for r in rows:
-        print(f"  {r['case']:22} {r['change_pct']:+7.2f}%  "
-              f"[{pct(r['ratio_low']):+.2f}% .. {pct(r['ratio_high']):+.2f}%]")
+        if r["refused"]:
+            print(f"  {r['case']:22} refused: {r['refused']}")
+        else:
+            print(f"  {r['case']:22} {r['change_pct']:+7.2f}%  [{r['ci_pct'][0]:+.2f}% .. "
+                  f"{r['ci_pct'][1]:+.2f}%]  {r['verdict'] or '-'}")
     return 0
 
 

@@ -2,107 +2,135 @@
 # `make bench`: the rmap micro benchmarks and anon-cow cases
 # (tests/bench/rmap_bench.c) on two kernels built the same way from the
 # pinned tree with tests/bench/bench.kunitconfig: the base (series not
-# applied) and the patched one (series applied, CONFIG_MM_RMAP_ID=y). Each
-# boots alone under QEMU x86_64 with -icount shift=0 (guest time counts
-# executed instructions, so it does not depend on the host's load), 2
-# vCPUs, 2 GiB, once per group of cases (thp, small, anon-cow: a fresh
-# boot each), and runs every case BENCH_RUNS times (default 5). Then
-# scripts/bench-report.py writes docs/benchmarks.{md,json,png}.
-#   BENCH_RUNS      runs per case and kernel (default 5)
+# applied) and the patched one (series applied, CONFIG_MM_RMAP_ID=y).
+#
+# Method (docs/benchmarks.md says why):
+#   - QEMU x86_64 under TCG with -icount shift=0,sleep=off: guest time is a
+#     count of executed instructions, and idle time jumps to the next timer
+#     instead of following the host's clock, so nothing of the host leaks
+#     in; 2 vCPUs, 2 GiB, CPU 1 isolated for the measured process;
+#   - one fresh boot per case (the allocator never carries state from
+#     another case), BENCH_BOOTS boots per case and kernel, in alternating
+#     order (base, patched, base, patched, ...: BENCH_JOBS guests at a
+#     time, started in that order), BENCH_RUNS runs per boot (4x for the
+#     cases below 10 ms);
+#   - scripts/bench-report.py: median of boot medians, a bootstrap
+#     confidence interval of the ratio, a verdict per case; runs with short
+#     THP allocation, disturbed windows and unverified folios are refused.
+#   BENCH_BOOTS     boots per case and kernel (default 3, at least 3)
+#   BENCH_RUNS      runs per boot (default 5)
 #   BENCH_MIB       memory per case in MiB (default 256)
-#   BENCH_TIMEOUT   seconds per guest before it counts as hung (default 5400)
+#   BENCH_JOBS      guests run at once (default 2: one per host core; under
+#                   -icount sleep=off guest time does not depend on it)
+#   BENCH_CASES     cases to run (default all 18); the report needs all
+#   BENCH_TIMEOUT   seconds per guest before it counts as hung (default 3600)
 #   BENCH_KERNELS   which kernels to build and run now (default "base
-#                   patched"); the other's complete console log from an
-#                   earlier run with the same settings is reused (said so)
-# A kernel that does not build, a guest that hangs or panics, or a run that
-# stops before the end stops everything with the console tail; no report
-# is written from partial results.
+#                   patched"); the other's logs from an earlier run are
+#                   reused only if they were made with the same settings,
+#                   the same kernel image and the same initramfs (hashes),
+#                   and the report names them as reused
+# A kernel that does not build, or a guest that hangs, panics or stops
+# before the end, stops everything with the console tail; no report is
+# written from partial results.
 set -uo pipefail
 # shellcheck source=scripts/env.sh
 . "$(dirname "$0")/env.sh"
 
+BOOTS="${BENCH_BOOTS:-3}"
 RUNS="${BENCH_RUNS:-5}"
 MIB="${BENCH_MIB:-256}"
-TIMEOUT="${BENCH_TIMEOUT:-5400}"
+JOBS="${BENCH_JOBS:-2}"
+TIMEOUT="${BENCH_TIMEOUT:-3600}"
+ALL_CASES="thp.remap thp.munmap thp.fork thp.cow thp.cow-byte thp.cow-reuse thp.cow-reuse-byte thp.pte-dontneed
+small.remap small.munmap small.fork small.cow small.cow-byte small.cow-reuse small.cow-reuse-byte small.pte-dontneed
+anon-cow-seq anon-cow-rand"
+CASES="$(echo ${BENCH_CASES:-$ALL_CASES})"
 OUT="$BUILD_DIR/bench"
-mkdir -p "$OUT"
+LOGS="$OUT/logs"
+mkdir -p "$LOGS"
+[ "$BOOTS" -ge 3 ] 2>/dev/null || die "BENCH_BOOTS=$BOOTS: at least 3 boots per kernel are needed for an interval"
 
 # shellcheck source=scripts/bench-lib.sh
 . "$RUST_MM_TOP/scripts/bench-lib.sh"
 bench_prepare
 
-GROUPS_RUN="thp small anon-cow"
-declare -A GROUP_CASES=([thp]=8 [small]=8 [anon-cow]=2)
-
-boot() { # NAME GROUP
-	local dir="$OUT/kernel-$1" log="$OUT/console-$1-$2.log" rc
-	say "[$1] booting for the $2 cases with -icount shift=0: $RUNS runs x ${GROUP_CASES[$2]} cases of $MIB MiB (console: $log)"
-	timeout "$TIMEOUT" qemu-system-x86_64 -nodefaults -m 2048 -smp 2 -icount shift=0 \
-		-kernel "$dir/arch/x86/boot/bzImage" -initrd "$OUT/initramfs.cpio" \
-		-append "console=ttyS0 panic=-1 kunit.enable=0 rdinit=/init RUSTMM_BENCH_RUNS=$RUNS RUSTMM_BENCH_MIB=$MIB RUSTMM_BENCH_GROUP=$2" \
-		-no-reboot -nographic -serial stdio -bios qboot.rom < /dev/null 2>&1 |
-		tr -d '\r' | tee "$log" |
-		sed -u -n "s/^RUSTMM-BENCH \([^ ]*\) \([0-9]*\) \([0-9]*\)$/rust-mm: [$1] \1 run \2\/$RUNS: \3 ns/p; s/^RUSTMM-BENCH-ERROR /rust-mm: [$1] ERROR /p"
-	rc=${PIPESTATUS[0]}
-	local broken=""
-	if [ "$rc" -eq 124 ]; then
-		broken="the guest did not finish within ${TIMEOUT}s (hung)"
-	elif grep -q 'Kernel panic' "$log"; then
-		broken="the guest kernel panicked"
-	elif ! grep -q '^RUSTMM-BENCH-DONE errors=0' "$log"; then
-		broken="the benchmark did not complete cleanly (qemu exit $rc)"
-	elif [ "$(grep -c '^RUSTMM-BENCH [^ ]* [0-9]* [0-9]*$' "$log")" -ne $((RUNS * GROUP_CASES[$2])) ]; then
-		broken="the $2 boot reported $(grep -c '^RUSTMM-BENCH [^ ]* [0-9]* [0-9]*$' "$log") results, not $((RUNS * GROUP_CASES[$2]))"
-	fi
-	if [ -n "$broken" ]; then
-		echo "rust-mm: [$1] $broken; console tail:"
-		tail -n 30 "$log" | sed 's/^/  | /'
-		die "no benchmark report from partial results"
-	fi
-}
-
-# One fresh boot per group: the order-0 cases must not run after the THP
-# cases, whose allocations differ between the kernels (COW reuse allocates
-# nothing), or the page allocator's state makes order-0 code that is the
-# same in both kernels look faster or slower. console-NAME.log joins the
-# groups' logs once all of them are complete.
-run() { # NAME
-	local g log="$OUT/console-$1.log"
-	rm -f "$log"
-	for g in $GROUPS_RUN; do
-		boot "$1" "$g"
-	done
-	for g in $GROUPS_RUN; do
-		cat "$OUT/console-$1-$g.log"
-	done > "$log.tmp" && mv "$log.tmp" "$log"
-}
-
 KERNELS="${BENCH_KERNELS:-base patched}"
+settings="boots=$BOOTS runs=$RUNS mib=$MIB cases=$(echo $CASES | tr ' ' ,)"
 for k in base patched; do
 	if [[ " $KERNELS " == *" $k "* ]]; then
 		build_kernel "$k"
-		run "$k"
+		rm -f "$LOGS/$k-"*.log
+		manifest_write "$k" "$settings" > "$OUT/manifest-$k.txt"
 	else
-		log="$OUT/console-$k.log"
-		grep -q '^RUSTMM-BENCH-DONE errors=0' "$log" 2>/dev/null ||
-			die "[$k] no complete earlier run to reuse ($log); run it: BENCH_KERNELS=$k"
-		[ "$(grep -c "^RUSTMM-BENCH [^ ]* $RUNS " "$log")" -eq 18 ] ||
-			die "[$k] the earlier run in $log was not made with BENCH_RUNS=$RUNS"
-		[ "$(grep -c '^RUSTMM-BENCH-DONE errors=0' "$log")" -eq 3 ] &&
-			grep -q 'RUSTMM_BENCH_GROUP=small' "$log" ||
-			die "[$k] the earlier run in $log was not made with one boot per group"
-		grep -q "RUSTMM_BENCH_MIB=$MIB\b" "$log" ||
-			die "[$k] the earlier run in $log was not made with BENCH_MIB=$MIB"
-		say "[$k] reusing the complete earlier run in $log"
+		# Reuse only what provably is the same experiment.
+		[ -f "$OUT/manifest-$k.txt" ] || die "[$k] no earlier run to reuse ($OUT/manifest-$k.txt); run it: BENCH_KERNELS=$k"
+		manifest_write "$k" "$settings" > "$OUT/manifest-$k.now"
+		if ! diff -u "$OUT/manifest-$k.txt" "$OUT/manifest-$k.now" > "$OUT/manifest-$k.diff"; then
+			cat "$OUT/manifest-$k.diff"
+			die "[$k] refusing to reuse the earlier run: its kernel image, initramfs or settings differ from now (above); run it again: BENCH_KERNELS='$KERNELS $k'"
+		fi
+		say "[$k] reusing the earlier run (same kernel image, initramfs and settings: $OUT/manifest-$k.txt)"
 	fi
 done
 
-cmd="make bench BENCH_RUNS=$RUNS BENCH_MIB=$MIB"
+# The plan: boot b of case c on kernel k, alternating kernels.
+plan="$OUT/plan.txt"
+: > "$plan"
+for b in $(seq 1 "$BOOTS"); do
+	for c in $CASES; do
+		for k in base patched; do
+			[[ " $KERNELS " == *" $k "* ]] && echo "$k $c $b" >> "$plan"
+		done
+	done
+done
+njobs="$(wc -l < "$plan")"
+say "$njobs boots ($BOOTS per case and kernel, $JOBS at a time); logs in $LOGS"
+
+# One boot: exit 0 only when the guest finished cleanly.
+one() { # KERNEL CASE BOOT
+	local log="$LOGS/$1-$2-$3.log" rc
+	rm -f "$log"
+	timeout "$TIMEOUT" bash -c 'qemu_run "$@"' qemu_run "$1" "$OUT/initramfs.cpio" \
+		"RUSTMM_BENCH_RUNS=$RUNS RUSTMM_BENCH_MIB=$MIB RUSTMM_BENCH_CASE=$2" \
+		< /dev/null 2>&1 | tr -d '\r' > "$log.tmp"
+	rc=${PIPESTATUS[0]}
+	mv "$log.tmp" "$log"
+	if [ "$rc" -eq 124 ]; then
+		echo "hung (no end within ${TIMEOUT}s)"
+	elif grep -q 'Kernel panic' "$log"; then
+		echo "the guest kernel panicked"
+	elif ! grep -q '^RUSTMM-BENCH-DONE errors=0' "$log"; then
+		echo "the benchmark did not complete cleanly (qemu exit $rc)"
+	else
+		echo "ok: $(grep -c '^RUSTMM-BENCH ' "$log") runs, $(grep -c '^RUSTMM-BENCH-REJECT ' "$log") rejected windows"
+		return 0
+	fi
+	return 1
+}
+export -f one qemu_run say die
+export LOGS RUNS MIB TIMEOUT OUT RUST_MM_TOP
+
+start=$SECONDS
+if ! xargs -P "$JOBS" -L 1 bash -c 'r="$(one "$0" "$1" "$2")"; echo "rust-mm: [$0] $1 boot $2: $r"; case "$r" in ok*) ;; *) exit 255 ;; esac' < "$plan"; then
+	for f in "$LOGS"/*.log; do
+		grep -q '^RUSTMM-BENCH-DONE errors=0' "$f" && continue
+		echo "rust-mm: $f did not complete; console tail:"
+		tail -n 30 "$f" | sed 's/^/  | /'
+		break
+	done
+	die "no benchmark report from partial results"
+fi
+say "all $njobs boots done in $(((SECONDS - start) / 60)) min"
+
+reused=""
+for k in base patched; do
+	[[ " $KERNELS " == *" $k "* ]] || reused+="$k "
+done
+cmd="make bench BENCH_BOOTS=$BOOTS BENCH_RUNS=$RUNS BENCH_MIB=$MIB"
 python3 "$RUST_MM_TOP/scripts/bench-report.py" \
-	--base "$OUT/console-base.log" --patched "$OUT/console-patched.log" \
+	--logs "$LOGS" --cases "$CASES" --boots "$BOOTS" --runs "$RUNS" --mib "$MIB" \
+	--base-manifest "$OUT/manifest-base.txt" --patched-manifest "$OUT/manifest-patched.txt" \
 	--base-config "$OUT/kernel-base/.config" --patched-config "$OUT/kernel-patched/.config" \
-	--tree "$(make -s -C "$KSRC" kernelversion) ($RUST_MM_PIN_DEB)" \
-	--series "$(grep -vc '^#' "$RUST_MM_TOP/kernel-patches/series") + 1 patches (rust/mm as 0001)" \
-	--command "$cmd" --runs "$RUNS" --mib "$MIB" \
-	--out "$RUST_MM_TOP/docs/benchmarks" || die "bench-report.py failed"
+	--diffconfig "$KSRC/scripts/diffconfig" --reused "$reused" \
+	--command "$cmd" --out "$RUST_MM_TOP/docs/benchmarks" || die "bench-report.py failed"
 say "report: docs/benchmarks.md, docs/benchmarks.json, docs/benchmarks.png"

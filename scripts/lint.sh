@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Style gates of the series:
-#   - scripts/checkpatch.pl --strict on every exported patch
+#   - scripts/checkpatch.pl --strict on every exported patch of every topic,
+#     as sent (Signed-off-by checked too: no --no-signoff)
 #   - make rustfmtcheck in the kernel tree (covers rust/mm) and cargo fmt
 #     --check for the host-only files
 #   - rust/mm rebuilt with CLIPPY=1 (warnings are errors for our crate),
@@ -17,8 +18,11 @@ gate() { if "$@" > "$BUILD_DIR/lint.$1.log" 2>&1; then echo "lint: $1: ok"; else
 checkpatch() {
 	local dir="$BUILD_DIR/series-lint" rc=0 p
 	bash "$RUST_MM_TOP/scripts/series.sh" export "$dir" >/dev/null || return 1
-	for p in "$dir"/[0-9]*.patch; do
-		(cd "$KSRC" && perl scripts/checkpatch.pl --strict --no-signoff -q "$p") || rc=1
+	# Every patch of every topic (not the cover letters), signed off as
+	# sent: a missing Signed-off-by fails.
+	for p in "$dir"/*/[0-9]*.patch; do
+		case "$p" in *0000-cover-letter.patch) continue ;; esac
+		(cd "$KSRC" && perl scripts/checkpatch.pl --strict -q "$p") || rc=1
 	done
 	return $rc
 }

@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
 # `make profile`: where the instructions of a benchmark case go, per kernel
 # function, base vs patched. The same kernels as `make bench`
-# (scripts/bench-lib.sh), booted the same way (-icount shift=0, 2 vCPUs,
-# 2 GiB, one fresh boot per case, nokaslr so that System.map applies) with
+# (scripts/bench-lib.sh), booted the same way (qemu_run: -icount
+# shift=0,sleep=off, one fresh boot per case; plus nokaslr so that
+# System.map applies) with
 # tests/bench/insn_profile.c, a QEMU TCG plugin, counting the instructions
 # of every block executed inside the case's measured windows (all vCPUs,
 # kernel and user). scripts/profile-report.py maps the blocks to symbols
 # and writes build/bench/profile-CASE.txt.
 #   PROFILE_CASES   cases, e.g. "small.fork thp.pte-dontneed" (default small.fork)
-#   PROFILE_RUNS    windows per case and kernel (default 3)
+#   PROFILE_RUNS    runs per case and kernel (default 3; 4x for short cases)
 #   PROFILE_KERNELS which kernels to build and profile now (default "base
-#                   patched"); the other's profile from an earlier run with
-#                   the same settings is reused (said so)
+#                   patched"); the other's profile from an earlier run is
+#                   reused only with the same kernel image, initramfs and
+#                   settings (hashes; said so)
+# The tables go into docs/profiles/<case>.txt (committed: the docs quote
+# them) with both kernels' provenance.
 #   BENCH_MIB       memory per case in MiB (default 256)
 #   BENCH_TIMEOUT   seconds per guest before it counts as hung (default 5400)
 set -uo pipefail
@@ -33,18 +37,17 @@ plugin="$OUT/profile/insn_profile.so"
 gcc -O2 -Wall -Wextra -Werror -fPIC -shared -fvisibility=hidden -o "$plugin" \
 	"$RUST_MM_TOP/tests/bench/insn_profile.c" || die "cannot build tests/bench/insn_profile.c"
 
+export -f qemu_run
+export OUT
+
 profile() { # KERNEL CASE
-	local dir="$OUT/kernel-$1" log="$OUT/profile/console-$1-$2.log"
-	local data="$OUT/profile/$1-$2.blocks" group="${2%%.*}" rc
-	[[ "$2" == anon-cow-* ]] && group=anon-cow
+	local log="$OUT/profile/console-$1-$2.log"
+	local data="$OUT/profile/$1-$2.blocks" rc windows
 	rm -f "$data"
-	say "[$1] profiling $2: $RUNS windows of $MIB MiB (console: $log)"
-	timeout "$TIMEOUT" qemu-system-x86_64 -nodefaults -m 2048 -smp 2 -icount shift=0 \
-		-plugin "$plugin,arg=out=$data" \
-		-kernel "$dir/arch/x86/boot/bzImage" -initrd "$OUT/profile/initramfs.cpio" \
-		-append "console=ttyS0 panic=-1 nokaslr kunit.enable=0 rdinit=/init RUSTMM_BENCH_RUNS=$RUNS RUSTMM_BENCH_MIB=$MIB RUSTMM_BENCH_GROUP=$group RUSTMM_BENCH_PROFILE=$2" \
-		-no-reboot -nographic -serial stdio -bios qboot.rom < /dev/null 2>&1 |
-		tr -d '\r' > "$log"
+	say "[$1] profiling $2: $RUNS runs of $MIB MiB (console: $log)"
+	timeout "$TIMEOUT" bash -c 'qemu_run "$@"' qemu_run "$1" "$OUT/profile/initramfs.cpio" \
+		"nokaslr RUSTMM_BENCH_RUNS=$RUNS RUSTMM_BENCH_MIB=$MIB RUSTMM_BENCH_CASE=$2 RUSTMM_BENCH_PROFILE=$2" \
+		-plugin "$plugin,arg=out=$data" < /dev/null 2>&1 | tr -d '\r' > "$log"
 	rc=${PIPESTATUS[0]}
 	if [ "$rc" -ne 0 ] || grep -q 'Kernel panic' "$log" ||
 		! grep -q '^RUSTMM-BENCH-DONE errors=0' "$log" || [ ! -s "$data" ]; then
@@ -52,8 +55,13 @@ profile() { # KERNEL CASE
 		tail -n 30 "$log" | sed 's/^/  | /'
 		die "no profile from partial results"
 	fi
-	[ "$(head -n 1 "$data")" = "windows $RUNS" ] ||
-		die "[$1] $data has '$(head -n 1 "$data")', not 'windows $RUNS' (no such case?)"
+	# Every attempt is a window, rejected ones too (they ran the action).
+	windows=$(grep -c -e "^RUSTMM-BENCH $2 " -e "^RUSTMM-BENCH-REJECT $2 " "$log")
+	[ "$(head -n 1 "$data")" = "windows $windows" ] ||
+		die "[$1] $data has '$(head -n 1 "$data")', but the console shows $windows windows of $2"
+	grep -q "^RUSTMM-BENCH-DISTURBED $2 " "$log" &&
+		say "[$1] note: some $2 windows were disturbed by background work (they are in the profile)"
+	manifest_write "$1" "profile runs=$RUNS mib=$MIB case=$2" > "$OUT/profile/manifest-$1-$2.txt"
 }
 
 KERNELS="${PROFILE_KERNELS:-base patched}"
@@ -65,19 +73,29 @@ for k in base patched; do
 		done
 		continue
 	fi
+	# Reuse only a profile of this very kernel image, initramfs and settings.
 	for c in $CASES; do
-		grep -q "RUSTMM_BENCH_RUNS=$RUNS RUSTMM_BENCH_MIB=$MIB " "$OUT/profile/console-$k-$c.log" 2>/dev/null &&
-			[ "$(head -n 1 "$OUT/profile/$k-$c.blocks" 2>/dev/null)" = "windows $RUNS" ] ||
-			die "[$k] no earlier $c profile with PROFILE_RUNS=$RUNS BENCH_MIB=$MIB to reuse; run it: PROFILE_KERNELS=$k"
-		say "[$k] reusing the earlier $c profile ($OUT/profile/$k-$c.blocks)"
+		m="$OUT/profile/manifest-$k-$c.txt"
+		[ -f "$m" ] && [ -s "$OUT/profile/$k-$c.blocks" ] ||
+			die "[$k] no earlier $c profile to reuse; run it: PROFILE_KERNELS=$k"
+		if ! diff -u "$m" <(manifest_write "$k" "profile runs=$RUNS mib=$MIB case=$c"); then
+			die "[$k] refusing to reuse the earlier $c profile: kernel image, initramfs or settings differ (above); run it: PROFILE_KERNELS=$k"
+		fi
+		say "[$k] reusing the earlier $c profile (same kernel image, initramfs and settings)"
 	done
 done
+mkdir -p "$RUST_MM_TOP/docs/profiles"
 for c in $CASES; do
 	python3 "$RUST_MM_TOP/scripts/profile-report.py" --case "$c" \
 		--base "$OUT/profile/base-$c.blocks" --base-map "$OUT/kernel-base/System.map" \
 		--patched "$OUT/profile/patched-$c.blocks" --patched-map "$OUT/kernel-patched/System.map" \
 		--command "make profile PROFILE_CASES=$c PROFILE_RUNS=$RUNS BENCH_MIB=$MIB" \
 		> "$OUT/profile-$c.txt" || die "profile-report.py failed"
+	{ cat "$OUT/profile-$c.txt"
+	  echo
+	  echo "# provenance"
+	  sed 's/^/#   base: /' "$OUT/profile/manifest-base-$c.txt"
+	  sed 's/^/#   patched: /' "$OUT/profile/manifest-patched-$c.txt"; } > "$RUST_MM_TOP/docs/profiles/$c.txt"
 	cat "$OUT/profile-$c.txt"
-	say "profile: $OUT/profile-$c.txt"
+	say "profile: docs/profiles/$c.txt (and $OUT/profile-$c.txt)"
 done

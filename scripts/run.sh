@@ -19,8 +19,13 @@ cfg="$KUNIT_OUT/.config"
 echo
 echo "==================== rust-mm report ===================="
 echo "base tree     linux-source-6.12 $LINUX_DEB_VERSION (Linux $LINUX_KVER), $KSRC"
-echo "series        $(git -C "$KSRC" rev-list --count pristine..rust-mm) patches:"
-git -C "$KSRC" log --reverse --format='                %s' pristine..rust-mm
+echo "series        $(git -C "$KSRC" rev-list --count pristine..rust-mm) patches in topics (kernel-patches/topics):"
+prev=pristine
+for t in $(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$RUST_MM_TOP/kernel-patches/topics"); do
+	echo "  topic $t: $(sed -n 's/^Title: //p' "$RUST_MM_TOP/kernel-patches/$t/topic")"
+	git -C "$KSRC" log --reverse --format='                %s' "$prev..rust-mm/$t"
+	prev="rust-mm/$t"
+done
 echo "config        $(grep -E '^CONFIG_(RUST|MM_RMAP_ID|MM_RMAP_ID_KUNIT_TEST|MM_ATOMIC_SEQCOUNT_KUNIT_TEST|TRANSPARENT_HUGEPAGE|KCSAN)=' "$cfg" 2>/dev/null | paste -sd' ')"
 if [ -f "$KUNIT_OUT/arch/x86/boot/bzImage" ]; then
 	echo "kernel        $KUNIT_OUT/arch/x86/boot/bzImage ($(stat -c %s "$KUNIT_OUT/arch/x86/boot/bzImage") bytes)"

@@ -1,54 +1,190 @@
 #!/usr/bin/env bash
-# Series management on the prepared tree (build/linux-<version>, branch
-# rust-mm on top of tag 'pristine').
-#   series.sh export DIR   write the whole self-contained series (rust/mm as
-#                          new-file patch 0001, then kernel-patches/) to DIR
-#                          with a quilt 'series' file
-#   series.sh refresh      write the tree's commits after 0001 back into
-#                          kernel-patches/ (after editing the C side in the
-#                          tree and committing there)
-#   series.sh check DIR    apply DIR to fresh pristine copies with `git am`
-#                          and with `quilt push -a`; prints one line per tool
+# The series as a sender mails it, one topic at a time, from the prepared
+# tree (build/linux-<version>: tag 'pristine', branch rust-mm, tag
+# rust-mm/<topic> where each topic ends).
+#   series.sh export DIR [TOPIC...]
+#                          per topic, what `git format-patch --cover-letter
+#                          --base -s` gives a sender, in DIR/<topic>/: the
+#                          cover letter 0000-cover-letter.patch (filled in
+#                          by scripts/cover-letter.py), [RFC PATCH n/m]
+#                          patches signed off by you (your git identity;
+#                          refused without one) and a quilt 'series'. Each
+#                          topic is based on the pristine tree plus the
+#                          topics it depends on (base-commit and
+#                          prerequisite-patch-id trailers). Default: every
+#                          topic, plus DIR/series, the whole stack in apply
+#                          order for `git am` or `quilt push -a`. A topic
+#                          without the topics it depends on is refused.
+#   series.sh refresh      write the tree's commits back into each topic's
+#                          kernel-patches/<topic>/ (after editing the C side
+#                          in the tree and committing there)
+#   series.sh check DIR    apply DIR/series to fresh pristine copies with
+#                          `git am` and with `quilt push -a`, and each topic
+#                          on the pristine tree plus only its dependencies;
+#                          prints one line per check
 set -euo pipefail
 # shellcheck source=scripts/env.sh
 . "$(dirname "$0")/env.sh"
+# shellcheck source=scripts/topics-lib.sh
+. "$RUST_MM_TOP/scripts/topics-lib.sh"
 
 [ -f "$KSRC/.rust-mm-applied" ] || die "the tree is not prepared (run: make prepare)"
+topics_validate
 git_t() { git -C "$KSRC" "$@"; }
 
-format() { # DIR START_REV START_NUMBER
-	git_t format-patch -q --zero-commit --no-signature --start-number "$3" -o "$1" "$2"..rust-mm
+# Where TOPIC starts in the prepared tree: the end of the topic before it.
+topic_start() { # TOPIC
+	local prev=pristine t
+	for t in $(topics_all); do
+		[ "$t" = "$1" ] && { echo "$prev"; return; }
+		prev="rust-mm/$t"
+	done
+	die "no topic $1"
 }
 
-write_series() { # DIR
-	(cd "$1" && ls [0-9][0-9][0-9][0-9]-*.patch) > "$1/series.tmp"
-	{ echo "# rust-mm on linux-source-6.12 $LINUX_DEB_VERSION; apply with 'git am' or 'quilt push -a'"
-	  cat "$1/series.tmp"; } > "$1/series"
-	rm -f "$1/series.tmp"
+# The exporter's identity, as `git format-patch -s` would use it; never
+# invented.
+identity() {
+	local name email
+	name="$(git -C "$RUST_MM_TOP" config user.name || true)"
+	email="$(git -C "$RUST_MM_TOP" config user.email || true)"
+	if [ -z "$name" ] || [ -z "$email" ]; then
+		die "no git identity to sign the patches off with (user.name='$name', user.email='$email').
+Set yours, as for any patch you send (it goes into From: and Signed-off-by:):
+    git config --global user.name 'Your Name'
+    git config --global user.email 'you@example.org'
+make series never invents one."
+	fi
+	ID_NAME="$name" ID_EMAIL="$email"
+}
+
+# START..END of TOPIC in a tree that has only the pristine tree and the
+# topics it depends on: the prepared tree itself when those are exactly the
+# topics before it, else a scratch worktree built for it. Sets RANGE_START,
+# RANGE_END.
+topic_range() { # TOPIC
+	local t="$1" deps before="" x tmp
+	deps="$(topic_deps_closure "$t" | paste -sd' ')"
+	for x in $(topics_all); do
+		[ "$x" = "$t" ] && break
+		before+="$x "
+	done
+	if [ "$deps" = "${before% }" ]; then
+		RANGE_START="$(git_t rev-parse "$(topic_start "$t")")"
+		RANGE_END="$(git_t rev-parse "rust-mm/$t")"
+		return
+	fi
+	tmp="$BUILD_DIR/topic-tree-$t"
+	git_t worktree remove --force "$tmp" >/dev/null 2>&1 || rm -rf "$tmp"
+	git_t worktree prune
+	git_t worktree add -q --detach "$tmp" pristine
+	local applied=()
+	for x in $deps; do
+		apply_topic "$tmp" "$x" "${applied[@]}" >/dev/null
+		applied+=("$x")
+	done
+	RANGE_START="$(git -C "$tmp" rev-parse HEAD)"
+	apply_topic "$tmp" "$t" "${applied[@]}" >/dev/null
+	RANGE_END="$(git -C "$tmp" rev-parse HEAD)"
+	git_t worktree remove --force "$tmp"
+}
+
+# The commits START..END again, authored by the exporter (same messages,
+# trees and author dates; plumbing only, the work tree is not touched).
+# Prints the new end.
+reauthor() { # START END
+	local parent="$1" c
+	for c in $(git_t rev-list --reverse "$1..$2"); do
+		parent="$(GIT_AUTHOR_NAME="$ID_NAME" GIT_AUTHOR_EMAIL="$ID_EMAIL" \
+			GIT_AUTHOR_DATE="$(git_t log -1 --format=%aD "$c")" \
+			GIT_COMMITTER_NAME="$ID_NAME" GIT_COMMITTER_EMAIL="$ID_EMAIL" \
+			GIT_COMMITTER_DATE="$(git_t log -1 --format=%aD "$c")" \
+			git_t commit-tree "$(git_t rev-parse "$c^{tree}")" -p "$parent" \
+			-m "$(git_t log -1 --format=%B "$c")")"
+	done
+	echo "$parent"
+}
+
+export_topic() { # TOPIC OUTDIR
+	local t="$1" out="$2" prefix version end n
+	prefix="$(topic_field "$t" Prefix)"
+	version="$(topic_field "$t" Version)"
+	topic_range "$t"
+	n="$(git_t rev-list --count "$RANGE_START..$RANGE_END")"
+	[ "$n" -eq "$(topic_ncommits "$t")" ] ||
+		die "topic $t: the tree has $n commits for it, kernel-patches/$t lists $(topic_ncommits "$t")"
+	end="$(reauthor "$RANGE_START" "$RANGE_END")"
+	rm -rf "$out" && mkdir -p "$out"
+	local vopt=() addr=() who
+	[ "${version:-1}" -gt 1 ] && vopt=(-v "$version")
+	# Addressed as a sender would: maintainers and reviewers To, lists Cc
+	# (scripts/get_maintainer.pl on the topic's whole diff).
+	while read -r who; do addr+=(--to="$who"); done < <(git_t diff "$RANGE_START" "$RANGE_END" |
+		(cd "$KSRC" && perl scripts/get_maintainer.pl --no-git --no-git-fallback --no-rolestats --no-l -) || true)
+	while read -r who; do addr+=(--cc="$who"); done < <(git_t diff "$RANGE_START" "$RANGE_END" |
+		(cd "$KSRC" && perl scripts/get_maintainer.pl --no-git --no-git-fallback --no-rolestats --no-m --no-r -) || true)
+	git_t -c user.name="$ID_NAME" -c user.email="$ID_EMAIL" format-patch -q \
+		--zero-commit --no-signature --signoff --cover-letter --numbered \
+		--base=pristine --subject-prefix="${prefix:-PATCH}" "${vopt[@]}" "${addr[@]}" \
+		-o "$out" "$RANGE_START..$end"
+	python3 "$RUST_MM_TOP/scripts/cover-letter.py" --topic "$t" \
+		--topic-dir "$TOPICS_DIR/$t" --cover "$(ls "$out"/*0000-cover-letter.patch)" \
+		--bench "$RUST_MM_TOP/docs/benchmarks.json" --tree "$KSRC" \
+		--test-result "$BUILD_DIR/test-result.txt" || die "topic $t: cannot write its cover letter"
+	(cd "$out" && ls ./*.patch | sed 's|^\./||' | grep -v -- '-cover-letter\.patch$') > "$out/series"
 }
 
 case "${1:-}" in
 export)
-	dir="${2:?usage: series.sh export DIR}"
+	dir="${2:?usage: series.sh export DIR [TOPIC...]}"
+	shift 2
+	sel=("$@")
+	[ "${#sel[@]}" -eq 0 ] && mapfile -t sel < <(topics_all)
+	topics_check_closed "${sel[@]}"
+	identity
 	mkdir -p "$dir"
 	dir="$(cd "$dir" && pwd)"
-	rm -f "$dir"/[0-9][0-9][0-9][0-9]-*.patch "$dir/series"
-	format "$dir" pristine 1
-	write_series "$dir"
-	say "exported $(grep -vc '^#' "$dir/series") patches to $dir"
+	rm -f "$dir/series"
+	for t in $(topics_all); do rm -rf "${dir:?}/$t"; done
+	for t in "${sel[@]}"; do
+		export_topic "$t" "$dir/$t"
+		say "[$t] $(grep -c . "$dir/$t/series") patches and a cover letter in $dir/$t (signed off by $ID_NAME <$ID_EMAIL>)"
+	done
+	# The whole stack, for git am / quilt (only when every topic is there).
+	if [ "${#sel[@]}" -eq "$(topics_all | wc -l)" ]; then
+		{ echo "# rust-mm on linux-source-6.12 $LINUX_DEB_VERSION, every topic in apply order; 'git am' or 'quilt push -a'"
+		  for t in $(topics_all); do sed "s|^|$t/|" "$dir/$t/series"; done; } > "$dir/series"
+	fi
 	;;
 refresh)
-	first="$(git_t rev-list --reverse pristine..rust-mm | head -n1)"
-	dir="$RUST_MM_TOP/kernel-patches"
-	rm -f "$dir"/[0-9][0-9][0-9][0-9]-*.patch
-	format "$dir" "$first" 2
-	{ echo "# rust-mm series on linux-source-6.12 (patch 0001, rust/mm, is generated from"
-	  echo "# this repository by scripts/prepare-tree.sh and \`make series\`)"
-	  (cd "$dir" && ls [0-9][0-9][0-9][0-9]-*.patch); } > "$dir/series"
-	say "kernel-patches/ refreshed: $(grep -vc '^#' "$dir/series") patches"
+	# Map the tree's commits to topics by count (generated Rust patch
+	# first, then the series), and rewrite each topic's patch files.
+	total=0
+	for t in $(topics_all); do total=$((total + $(topic_ncommits "$t"))); done
+	have="$(git_t rev-list --count pristine..rust-mm)"
+	[ "$have" -eq "$total" ] ||
+		die "the tree has $have commits, kernel-patches/ lists $total: to add or drop a patch, add or remove a line in its topic's series first (any name; refresh renames the files)"
+	mapfile -t commits < <(git_t rev-list --reverse pristine..rust-mm)
+	i=0
+	for t in $(topics_all); do
+		d="$TOPICS_DIR/$t"
+		n="$(topic_ncommits "$t")"
+		first=0
+		topic_has_rust "$t" && first=1
+		rm -f "$d"/[0-9][0-9][0-9][0-9]-*.patch
+		for ((k = first; k < n; k++)); do
+			git_t format-patch -q --zero-commit --no-signature --start-number $((k + 1)) \
+				-o "$d" -1 "${commits[$((i + k))]}"
+		done
+		# format-patch -1 numbers every patch [PATCH]; keep the files' names.
+		(cd "$d" && ls [0-9][0-9][0-9][0-9]-*.patch 2>/dev/null || true) > "$d/series"
+		i=$((i + n))
+		say "kernel-patches/$t refreshed: $(grep -c . "$d/series") patches"
+	done
 	;;
 check)
 	dir="$(cd "${2:?usage: series.sh check DIR}" && pwd)"
+	[ -f "$dir/series" ] || die "$dir/series is missing (export every topic: make series)"
 	tmp="$BUILD_DIR/series-check"
 	rm -rf "$tmp" && mkdir -p "$tmp"
 	git_t archive --format=tar --prefix=gitam/ pristine | tar -C "$tmp" -x
@@ -58,8 +194,8 @@ check)
 	  while read -r p; do
 		case "$p" in ''|'#'*) continue ;; esac
 		git -c user.name=x -c user.email=x@x am -q "$dir/$p" || { echo "git am: FAILED at $p"; exit 1; }
-	  done < "$dir/series" ) && echo "series-check: git am applies every patch: ok"
-	( cd "$tmp/quilt" && mkdir -p patches && cp "$dir"/*.patch "$dir/series" patches/ &&
+	  done < "$dir/series" ) && echo "series-check: git am applies every topic's patches in order: ok"
+	( cd "$tmp/quilt" && mkdir -p patches && cp -a "$dir"/. patches/ &&
 	  QUILT_PATCHES=patches quilt push -a -q --fuzz=0 >"$tmp/quilt.log" 2>&1 ||
 		{ cat "$tmp/quilt.log"; echo "quilt: FAILED"; exit 1; } ) &&
 		echo "series-check: quilt push -a --fuzz=0 applies every patch: ok"
@@ -67,8 +203,52 @@ check)
 	diff -r -q -x .git -x .pc -x patches "$tmp/gitam" "$tmp/quilt" >/dev/null &&
 		echo "series-check: git am and quilt give identical trees: ok"
 	# And the very tree that `make prepare` builds.
-	[ "$(git -C "$tmp/gitam" rev-parse 'HEAD^{tree}')" = "$(git_t rev-parse 'rust-mm^{tree}')" ] &&
+	[ "$(git -C "$tmp/gitam" rev-parse 'HEAD^{tree}' 2>/dev/null)" = "$(git_t rev-parse 'rust-mm^{tree}')" ] &&
 		echo "series-check: the result is the prepared tree, bit for bit: ok"
+	# Each topic alone on the pristine tree plus the topics it depends on.
+	for t in $(topics_all); do
+		deps="$(topic_deps_closure "$t" | paste -sd' ')"
+		( cd "$tmp/gitam" && git checkout -q -f --detach "$(git rev-list --max-parents=0 HEAD)" &&
+		  for x in $deps $t; do
+			while read -r p; do
+				git -c user.name=x -c user.email=x@x am -q "$dir/$x/$p" ||
+					{ echo "git am: topic $t: FAILED at $x/$p"; exit 1; }
+			done < "$dir/$x/series"
+		  done ) >"$tmp/topic-$t.log" 2>&1 &&
+			echo "series-check: topic $t applies on the pristine tree + ${deps:-nothing else}: ok" ||
+			{ cat "$tmp/topic-$t.log"; echo "series-check: topic $t does not apply on the pristine tree + ${deps:-nothing else}: FAILED"; }
+	done
 	;;
-*) die "usage: series.sh export DIR | refresh | check DIR" ;;
+robots)
+	# What a mailing list's bots check besides checkpatch (scripts/lint.sh):
+	# every file the series adds has our MAINTAINERS entry, and every cover
+	# letter's benchmark numbers are those of docs/benchmarks.json.
+	dir="$(cd "${2:?usage: series.sh robots DIR}" && pwd)"
+	section="$(head -n 1 "$TOPICS_DIR/$(topics_all | head -n 1)/maintainers")"
+	mapfile -t added < <(git_t diff --name-only --diff-filter=A pristine rust-mm)
+	unmaintained=()
+	for f in "${added[@]}"; do
+		(cd "$KSRC" && perl scripts/get_maintainer.pl --no-git --no-git-fallback --sections -f "$f") |
+			grep -qxF "$section" || unmaintained+=("$f")
+	done
+	if [ "${#unmaintained[@]}" -eq 0 ]; then
+		echo "robots: get_maintainer.pl names '$section' for all ${#added[@]} files the series adds: ok"
+	else
+		echo "robots: get_maintainer.pl does not name '$section' for: ${unmaintained[*]}: FAILED"
+	fi
+	for t in $(topics_all); do
+		c="$dir/$t/0000-cover-letter.patch"
+		[ -f "$c" ] || c="$(ls "$dir/$t"/*0000-cover-letter.patch 2>/dev/null | head -n 1)"
+		[ -f "$c" ] || { echo "robots: topic $t has no cover letter in $dir/$t: FAILED"; continue; }
+		grep -q '^Benchmarks (' "$c" || continue
+		if python3 "$RUST_MM_TOP/scripts/cover-letter.py" --bench "$RUST_MM_TOP/docs/benchmarks.json" \
+			--check "$c" > "$BUILD_DIR/cover-check-$t.log"; then
+			echo "robots: topic $t: the cover letter's benchmark numbers are docs/benchmarks.json's: ok"
+		else
+			cat "$BUILD_DIR/cover-check-$t.log"
+			echo "robots: topic $t: the cover letter's benchmark numbers differ from docs/benchmarks.json: FAILED"
+		fi
+	done
+	;;
+*) die "usage: series.sh export DIR [TOPIC...] | refresh | check DIR | robots DIR" ;;
 esac

@@ -2,8 +2,11 @@
 # `make test`: every test of rust-mm, then one line 'N passed, N failed'.
 #   1. host: cargo test of the kernel-independent core (rust/mm), and the
 #      loom model checks of the atomic seqcount
-#   2. series: the exported series applies with git am and quilt, giving
-#      exactly the prepared tree
+#   2. series: every topic exported as it would be mailed (cover letter,
+#      Signed-off-by, base-commit); the whole stack applies with git am and
+#      quilt, giving exactly the prepared tree; each topic applies on the
+#      pristine tree plus the topics it depends on; every added file has
+#      our MAINTAINERS entry; cover letters' numbers are docs/benchmarks.json's
 #   3. kernel: our KUnit suites, x86_64 under QEMU; the same kernel booted
 #      with an initramfs of userspace COW tests (isolation, reuse, the
 #      tree's selftests/mm/cow); the same tests on the patched tree with
@@ -76,13 +79,24 @@ cargo_stage "loom model checks" "$loom_log" "$rc"
 say "== tree and series =="
 if bash "$RUST_MM_TOP/scripts/prepare-tree.sh"; then
 	series_dir="$BUILD_DIR/series"
-	if bash "$RUST_MM_TOP/scripts/series.sh" export "$series_dir" >/dev/null; then
+	ntopics="$(grep -cv -e '^#' -e '^[[:space:]]*$' "$RUST_MM_TOP/kernel-patches/topics")"
+	if bash "$RUST_MM_TOP/scripts/series.sh" export "$series_dir" > "$BUILD_DIR/series-export.log" 2>&1; then
+		cat "$BUILD_DIR/series-export.log"
 		out="$(bash "$RUST_MM_TOP/scripts/series.sh" check "$series_dir" 2>&1)"
 		echo "$out"
 		ok=$(grep -c ': ok$' <<<"$out")
-		add "$ok" $((4 - ok))
+		add "$ok" $((4 + ntopics - ok))
+		say "== what a list's bots check: maintainers, cover letters =="
+		out="$(bash "$RUST_MM_TOP/scripts/series.sh" robots "$series_dir" 2>&1)"
+		echo "$out"
+		ok=$(grep -c '^robots: .*: ok$' <<<"$out")
+		bad=$(grep -c '^robots: .*: FAILED$' <<<"$out")
+		[ $((ok + bad)) -eq 0 ] && bad=1
+		add "$ok" "$bad"
 	else
-		add 0 4
+		cat "$BUILD_DIR/series-export.log"
+		echo "rust-mm: make series failed (see above); the series checks count as failed"
+		add 0 $((4 + ntopics + 1))
 	fi
 
 	say "== KUnit (x86_64, QEMU) =="
@@ -124,5 +138,10 @@ else
 	add 0 1
 fi
 
+# For the cover letters of `make series`: the result, and the tree it is for.
+{ echo "result=$passed passed, $failed failed"
+  echo "tree=$(git -C "$KSRC" rev-parse 'rust-mm^{tree}' 2>/dev/null)"
+  echo "date=$(date -u +%Y-%m-%d)"
+  echo "duration=$((SECONDS / 60)) min"; } > "$BUILD_DIR/test-result.txt"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -2,27 +2,35 @@
 
 //! Rust parts of the mm subsystem.
 //!
-//! Precise "mapped shared" tracking of large folios with rmap IDs: the
-//! rmap-ID allocator, the sub-ID tables, the atomic seqcount and the rmap
-//! state of large folios. C reaches this crate only through
-//! `include/linux/rmap_id.h` (see [`rmap_id`] and [`folio_rmap`]) and
-//! `include/linux/atomic_seqcount.h` (see [`atomic_seqcount`]).
+//! Each mechanism is a module pair behind its own Kconfig option: a
+//! kernel-independent core (`core/*.rs`, built and tested on the host with
+//! cargo through `rust/mm/Cargo.toml`) and an FFI edge, the only place with
+//! `unsafe`, which C reaches through one header. The crate is built when
+//! any of the options is on (`CONFIG_RUST_MM`).
 //!
-//! [`subid`], [`idspace`], [`seqcount`] and [`folio`] are kernel-independent:
-//! the same files are built and tested on the host with cargo
-//! (`rust/mm/Cargo.toml`).
+//! - `CONFIG_MM_RMAP_ID`: precise "mapped shared" tracking of large folios
+//!   with rmap IDs. Core: [`subid`], [`idspace`], [`seqcount`], [`folio`];
+//!   edge: [`rmap_id`] and [`folio_rmap`] (`include/linux/rmap_id.h`) and
+//!   [`atomic_seqcount`] (`include/linux/atomic_seqcount.h`).
 
+#[cfg(CONFIG_MM_RMAP_ID)]
 pub mod atomic_seqcount;
+#[cfg(CONFIG_MM_RMAP_ID)]
 #[path = "core/folio.rs"]
 pub mod folio;
+#[cfg(CONFIG_MM_RMAP_ID)]
 pub mod folio_rmap;
+#[cfg(CONFIG_MM_RMAP_ID)]
 #[path = "core/idspace.rs"]
 pub mod idspace;
+#[cfg(CONFIG_MM_RMAP_ID)]
 pub mod rmap_id;
+#[cfg(CONFIG_MM_RMAP_ID)]
 #[path = "core/seqcount.rs"]
 pub mod seqcount;
+#[cfg(CONFIG_MM_RMAP_ID)]
 #[path = "core/subid.rs"]
 pub mod subid;
 
 /// Prefix of this crate's kernel log messages (used by `pr_*!`).
-const __LOG_PREFIX: &[u8] = b"rmap_id\0";
+const __LOG_PREFIX: &[u8] = b"rust_mm\0";

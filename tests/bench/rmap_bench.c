@@ -2,10 +2,10 @@
 /*
  * The micro benchmarks of the rmap-ID series (seed 000, "7.2 Micro
  * benchmark"), scaled to a QEMU guest, plus two vm-scalability-style
- * anon-cow cases. Every case times only its action, with CLOCK_MONOTONIC
- * (the micro cases pinned to CPU 0, see pin()); under QEMU -icount
- * shift=0 guest time is a count of executed instructions, so the numbers
- * compare two kernels run the same way.
+ * anon-cow cases. Every case times only its action with CLOCK_MONOTONIC;
+ * under QEMU -icount shift=0,sleep=off guest time is a count of executed
+ * instructions (plus skipped idle time up to the next timer), so the
+ * numbers compare two kernels run the same way.
  *
  *   remap           PTE-remap every PMD-mapped THP: mprotect() one subpage
  *   munmap          munmap() the PTE-mapped area
@@ -23,14 +23,35 @@
  *   anon-cow-rand   area sequentially / at random (vm-scalability's
  *                   case-anon-cow-seq/-rand), time until all are done
  *
- * Usage: rmap_bench [RUNS [MIB [GROUP]]] (default: $RUSTMM_BENCH_RUNS or 5
- * runs, $RUSTMM_BENCH_MIB or 256 MiB per case, $RUSTMM_BENCH_GROUP or all
- * groups: thp, small, anon-cow). Prints "RUSTMM-BENCH <case> <run> <ns>"
- * per measurement, "RUSTMM-BENCH-ERROR <case> <why>" if a case could not
- * run as defined (e.g. no THP), and "RUSTMM-BENCH-DONE" at the end.
+ * What makes a window trustworthy (scripts/bench.sh boots one case per
+ * guest, so allocator state never carries over from another case):
+ *   - a quiet guest: khugepaged scanning, proactive compaction, vmstat
+ *     folding and RT throttling are turned off before the first case;
+ *   - the measured process runs SCHED_FIFO (children reset to normal) on
+ *     CPU 1, which the guest isolates (isolcpus=1); its children run there
+ *     too, so they only run when it blocks, and every child says "ready"
+ *     before a window opens, so no child's first time slice is inside;
+ *   - /proc/vmstat counters of background work (khugepaged, compaction,
+ *     kswapd, reclaim, splits, migration) are read around every window; a
+ *     window in which any moved is rejected and the run is repeated (up to
+ *     MAX_ATTEMPTS times, then reported as disturbed);
+ *   - the folios are verified right before every window with pagemap and
+ *     kpageflags: for THP cases every 2 MiB of the area is one THP of 512
+ *     contiguous PFNs, PTE-mapped (PMD-mapped for remap and anon-cow) by
+ *     smaps' AnonHugePages; for order-0 cases no page is compound.
+ *
+ * Usage: rmap_bench [RUNS [MIB [CASE]]] (default: $RUSTMM_BENCH_RUNS or 5
+ * runs, $RUSTMM_BENCH_MIB or 256 MiB, $RUSTMM_BENCH_CASE or "all"). Short
+ * cases (below 10 ms) run SHORT_FACTOR times as many runs. Prints
+ *   RUSTMM-BENCH <case> <run> <ns> expect=<kind> folios=<ok>/<want> mapped=<how> attempts=<n>
+ * per measurement, "RUSTMM-BENCH-REJECT <case> <run> <counter>+<delta>..."
+ * per rejected window, "RUSTMM-BENCH-DISTURBED <case> <run> ..." when a run
+ * never got a quiet window, "RUSTMM-BENCH-ERROR <case> <why>" when a case
+ * could not run as defined, and "RUSTMM-BENCH-DONE errors=<n>" at the end.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -41,9 +62,21 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifndef SCHED_RESET_ON_FORK
+#define SCHED_RESET_ON_FORK 0x40000000
+#endif
+
 #define PAGE		4096UL
 #define THP		(2UL << 20)
+#define THP_PAGES	(THP / PAGE)
 #define NR_CHILDREN	2
+#define MEASURE_CPU	1
+#define MAX_ATTEMPTS	5
+#define SHORT_FACTOR	4
+
+#define KPF_COMPOUND_HEAD	15
+#define KPF_COMPOUND_TAIL	16
+#define KPF_THP			22
 
 static unsigned long size;	/* bytes per case */
 static int errors;
@@ -86,7 +119,190 @@ static void error(const char *name, const char *why)
 	errors++;
 }
 
-/* THP-aligned memory, populated; PTE-mapped when @thp. NULL on failure. */
+/* ---- a quiet guest ---------------------------------------------------- */
+
+static int write_file(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n = -1;
+
+	if (fd >= 0) {
+		n = write(fd, val, strlen(val));
+		close(fd);
+	}
+	return n == (ssize_t)strlen(val) ? 0 : -1;
+}
+
+/* Background work off for the whole boot; an error if a knob is missing. */
+static void quiet(void)
+{
+	static const char *const knobs[][2] = {
+		/* khugepaged: scan once a day (it also never runs for THP=madvise
+		 * areas it has no reason to collapse, but its timer would). */
+		{ "/sys/kernel/mm/transparent_hugepage/khugepaged/scan_sleep_millisecs", "86400000" },
+		{ "/sys/kernel/mm/transparent_hugepage/khugepaged/alloc_sleep_millisecs", "86400000" },
+		/* No proactive compaction by kcompactd. */
+		{ "/proc/sys/vm/compaction_proactiveness", "0" },
+		/* Per-CPU vmstat deltas folded once an hour, not every second. */
+		{ "/proc/sys/vm/stat_interval", "3600" },
+		/* A SCHED_FIFO window is never cut by RT throttling. */
+		{ "/proc/sys/kernel/sched_rt_runtime_us", "-1" },
+	};
+
+	for (unsigned int i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++) {
+		if (write_file(knobs[i][0], knobs[i][1])) {
+			char why[200];
+
+			snprintf(why, sizeof(why), "cannot set %s=%s: %s", knobs[i][0],
+				 knobs[i][1], strerror(errno));
+			error("quiet", why);
+		} else {
+			printf("RUSTMM-BENCH-QUIET %s=%s\n", knobs[i][0], knobs[i][1]);
+		}
+	}
+}
+
+/* Counters of work that is not the case's own; any change rejects a window. */
+static const char *const background[] = {
+	"thp_collapse_alloc", "thp_collapse_alloc_failed", "thp_split_page",
+	"thp_split_page_failed", "compact_stall", "compact_fail",
+	"compact_success", "compact_daemon_wake", "compact_migrate_scanned",
+	"compact_free_scanned", "compact_isolated", "pgscan_kswapd",
+	"pgscan_direct", "pgsteal_kswapd", "pgsteal_direct", "pageoutrun",
+	"allocstall_dma32", "allocstall_normal", "allocstall_movable",
+	"kswapd_low_wmark_hit_quickly", "kswapd_high_wmark_hit_quickly",
+	"pgmigrate_success", "pgmigrate_fail", "numa_pte_updates",
+	"numa_hint_faults", "drop_slab", "drop_pagecache",
+};
+#define NR_BACKGROUND (sizeof(background) / sizeof(background[0]))
+
+static void vmstat(unsigned long long v[NR_BACKGROUND])
+{
+	char name[64];
+	unsigned long long val;
+	FILE *f = fopen("/proc/vmstat", "r");
+
+	memset(v, 0, NR_BACKGROUND * sizeof(v[0]));
+	if (!f)
+		return;
+	while (fscanf(f, "%63s %llu", name, &val) == 2)
+		for (unsigned int i = 0; i < NR_BACKGROUND; i++)
+			if (!strcmp(name, background[i]))
+				v[i] = val;
+	fclose(f);
+}
+
+/* Which background counters moved, as "name+delta,..."; "" if none. */
+static void moved(const unsigned long long a[NR_BACKGROUND],
+		  const unsigned long long b[NR_BACKGROUND], char *out, size_t len)
+{
+	size_t at = 0;
+
+	out[0] = '\0';
+	for (unsigned int i = 0; i < NR_BACKGROUND; i++)
+		if (b[i] != a[i] && at < len)
+			at += snprintf(out + at, len - at, "%s%s+%llu", at ? "," : "",
+				       background[i], b[i] - a[i]);
+}
+
+/* ---- folio verification ------------------------------------------------ */
+
+enum expect { EXPECT_THP_PTE, EXPECT_THP_PMD, EXPECT_SMALL };
+static const char *const expect_name[] = { "thp-pte", "thp-pmd", "small" };
+
+struct check {
+	unsigned long ok, want;	/* THP: 2 MiB blocks; small: pages */
+	const char *mapped;	/* "pte", "pmd" or "mixed" (smaps AnonHugePages) */
+};
+
+/* AnonHugePages (bytes) of the mappings overlapping [mem, mem + len). */
+static unsigned long anon_huge(char *mem, unsigned long len)
+{
+	char line[256];
+	unsigned long lo = (uintptr_t)mem, hi = lo + len, kb, sum = 0;
+	int inside = 0;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	if (!f)
+		return ~0UL;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long s, e;
+
+		if (sscanf(line, "%lx-%lx ", &s, &e) == 2)
+			inside = s < hi && e > lo;
+		else if (inside && sscanf(line, "AnonHugePages: %lu kB", &kb) == 1)
+			sum += kb * 1024;
+	}
+	fclose(f);
+	return sum;
+}
+
+static int read_at(int fd, void *buf, size_t len, off_t off)
+{
+	return pread(fd, buf, len, off) == (ssize_t)len ? 0 : -1;
+}
+
+/* What the area holds right now, by pagemap and kpageflags. */
+static struct check verify(char *mem, enum expect e)
+{
+	struct check c = { 0, 0, "mixed" };
+	unsigned long npages = size / PAGE, huge;
+	uint64_t *pm = malloc(npages * sizeof(*pm));
+	uint64_t *flags = malloc(THP_PAGES * sizeof(*flags));
+	int pfd = open("/proc/self/pagemap", O_RDONLY);
+	int kfd = open("/proc/kpageflags", O_RDONLY);
+
+	c.want = e == EXPECT_SMALL ? npages : size / THP;
+	if (!pm || !flags || pfd < 0 || kfd < 0 ||
+	    read_at(pfd, pm, npages * sizeof(*pm), (uintptr_t)mem / PAGE * sizeof(*pm)))
+		goto out;
+	for (unsigned long i = 0; i < npages; i++)
+		pm[i] = (pm[i] >> 63) ? (pm[i] & ((1ULL << 55) - 1)) : 0;
+
+	if (e == EXPECT_SMALL) {
+		/* Runs of consecutive PFNs are read at once. */
+		for (unsigned long i = 0, n; i < npages; i += n) {
+			n = 1;
+			while (i + n < npages && n < THP_PAGES && pm[i] &&
+			       pm[i + n] == pm[i] + n)
+				n++;
+			if (!pm[i] || read_at(kfd, flags, n * sizeof(*flags), pm[i] * sizeof(*flags)))
+				continue;
+			for (unsigned long k = 0; k < n; k++)
+				if (!(flags[k] & ((1ULL << KPF_COMPOUND_HEAD) |
+						  (1ULL << KPF_COMPOUND_TAIL) | (1ULL << KPF_THP))))
+					c.ok++;
+		}
+	} else {
+		for (unsigned long b = 0; b < size / THP; b++) {
+			uint64_t *p = pm + b * THP_PAGES, head = p[0];
+			int good = head && head % THP_PAGES == 0;
+
+			for (unsigned long k = 1; good && k < THP_PAGES; k++)
+				good = p[k] == head + k;
+			if (!good || read_at(kfd, flags, THP_PAGES * sizeof(*flags), head * sizeof(*flags)))
+				continue;
+			good = (flags[0] & (1ULL << KPF_COMPOUND_HEAD)) && (flags[0] & (1ULL << KPF_THP));
+			for (unsigned long k = 1; good && k < THP_PAGES; k++)
+				good = (flags[k] & (1ULL << KPF_COMPOUND_TAIL)) && (flags[k] & (1ULL << KPF_THP));
+			c.ok += good;
+		}
+	}
+	huge = anon_huge(mem, size);
+	c.mapped = huge == 0 ? "pte" : huge == size ? "pmd" : "mixed";
+out:
+	if (pfd >= 0)
+		close(pfd);
+	if (kfd >= 0)
+		close(kfd);
+	free(pm);
+	free(flags);
+	return c;
+}
+
+/* ---- the cases ----------------------------------------------------------- */
+
+/* THP-aligned memory, populated; NULL on failure. */
 static char *area(int thp, char **raw)
 {
 	char *mem;
@@ -110,29 +326,6 @@ static void pte_map(char *mem)
 	}
 }
 
-/* Whether the kernel gave THP: AnonHugePages of our mapping in smaps. */
-static int has_thp(char *mem)
-{
-	char line[256], want[64];
-	unsigned long kb = 0;
-	int inside = 0;
-	FILE *f = fopen("/proc/self/smaps", "r");
-
-	if (!f)
-		return 0;
-	snprintf(want, sizeof(want), "%lx-", (unsigned long)(uintptr_t)mem);
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long start, end;
-
-		if (sscanf(line, "%lx-%lx ", &start, &end) == 2)
-			inside = start <= (uintptr_t)mem && (uintptr_t)mem < end;
-		else if (inside && sscanf(line, "AnonHugePages: %lu kB", &kb) == 1)
-			break;
-	}
-	fclose(f);
-	return kb * 1024 >= size / 2;
-}
-
 enum action { REMAP, MUNMAP, FORK, COW, COW_BYTE, COW_REUSE, COW_REUSE_BYTE,
 	      PTE_DONTNEED };
 
@@ -140,6 +333,12 @@ static const char *const action_name[] = {
 	"remap", "munmap", "fork", "cow", "cow-byte", "cow-reuse",
 	"cow-reuse-byte", "pte-dontneed",
 };
+
+/* Below 10 ms per window (base 6.12): they get SHORT_FACTOR x the runs. */
+static int is_short(int thp, enum action a)
+{
+	return a == REMAP || a == FORK || (thp && a == MUNMAP);
+}
 
 static void write_pages(char *mem, int whole)
 {
@@ -151,55 +350,126 @@ static void write_pages(char *mem, int whole)
 		mem[off] = 3;
 }
 
-/* Fork a child that waits for release() (or for @go to close), then exits. */
-static pid_t fork_waiting(int go[2])
+struct child {
+	pid_t pid;
+	int go[2], ready[2];
+};
+
+/* The child's two pipes, made before any window. */
+static int child_pipes(struct child *c)
 {
-	pid_t child = fork();
-
-	if (child == 0) {
-		char b;
-
-		(void)!read(go[0], &b, 1);
-		_exit(0);
+	if (pipe(c->go))
+		return -1;
+	if (pipe(c->ready)) {
+		close(c->go[0]);
+		close(c->go[1]);
+		return -1;
 	}
-	return child;
+	return 0;
 }
 
-static void release(int go[2], pid_t child)
+/*
+ * Fork a child that says "ready" on @c->ready once it runs, then waits for
+ * release() (or for the go pipe to close), then exits. With @cpu >= 0 the
+ * child moves to that CPU first. Pipes from child_pipes().
+ */
+static int fork_child(struct child *c, int cpu)
+{
+	c->pid = fork();
+	if (c->pid == 0) {
+		char b = 'r';
+
+		if (cpu >= 0) {
+			cpu_set_t set;
+
+			CPU_ZERO(&set);
+			CPU_SET(cpu, &set);
+			sched_setaffinity(0, sizeof(set), &set);
+		}
+		close(c->go[1]);
+		(void)!write(c->ready[1], &b, 1);
+		(void)!read(c->go[0], &b, 1);
+		_exit(0);
+	}
+	return c->pid < 0 ? -1 : 0;
+}
+
+/* Close the ends the parent does not use; all of them if the fork failed. */
+static void child_forked(struct child *c)
+{
+	close(c->go[0]);
+	close(c->ready[1]);
+	if (c->pid < 0) {
+		close(c->go[1]);
+		close(c->ready[0]);
+	}
+}
+
+/* Wait until the child has run and said so. */
+static void child_ready(struct child *c)
+{
+	char b;
+
+	(void)!read(c->ready[0], &b, 1);
+	close(c->ready[0]);
+}
+
+static void release(struct child *c)
 {
 	int status;
 
-	(void)!write(go[1], "x", 1);
-	waitpid(child, &status, 0);
+	close(c->go[1]);	/* EOF releases the child */
+	waitpid(c->pid, &status, 0);
 }
 
-/* One measurement of @a on THP or small pages; the time in ns, 0 if not run. */
-static uint64_t micro(enum action a, int thp, char *name)
+struct run {
+	uint64_t ns;		/* 0: not measured */
+	struct check check;
+	enum expect expect;
+	unsigned long long before[NR_BACKGROUND], after[NR_BACKGROUND];
+};
+
+/* One attempt of @a on THP or small pages. */
+static void micro(enum action a, int thp, const char *name, struct run *r)
 {
-	int go[2];
+	struct child child = { .pid = 0 };
+	int have_child = 0;
 	uint64_t t0 = 0, t1 = 0;
-	pid_t child = 0;
 	char *raw, *mem;
 
-	if (pipe(go))
-		return error(name, "pipe failed"), 0;
+	r->ns = 0;
+	r->expect = !thp ? EXPECT_SMALL : a == REMAP ? EXPECT_THP_PMD : EXPECT_THP_PTE;
 	mem = area(thp, &raw);
 	if (!mem) {
 		error(name, "mmap failed");
-		goto out_pipe;
-	}
-	if (thp && !has_thp(mem)) {
-		error(name, "no THP");
-		goto out_mem;
+		return;
 	}
 	if (thp && a != REMAP)
 		pte_map(mem);
-	if (a >= COW && a <= COW_REUSE_BYTE) {
-		child = fork_waiting(go);
-		/* cow-reuse: the child is gone before the measurement. */
-		if (a == COW_REUSE || a == COW_REUSE_BYTE)
-			release(go, child);
+	if ((a >= COW && a <= COW_REUSE_BYTE) || a == FORK) {
+		if (child_pipes(&child)) {
+			error(name, "pipe failed");
+			goto out_mem;
+		}
 	}
+	if (a >= COW && a <= COW_REUSE_BYTE) {
+		int failed = fork_child(&child, -1);
+
+		child_forked(&child);
+		if (failed) {
+			error(name, "fork failed");
+			goto out_mem;
+		}
+		have_child = 1;
+		child_ready(&child);
+		/* cow-reuse: the child is gone before the measurement. */
+		if (a == COW_REUSE || a == COW_REUSE_BYTE) {
+			release(&child);
+			have_child = 0;
+		}
+	}
+	r->check = verify(mem, r->expect);
+	vmstat(r->before);
 
 	switch (a) {
 	case REMAP:
@@ -215,15 +485,18 @@ static uint64_t micro(enum action a, int thp, char *name)
 		break;
 	case FORK:
 		/*
-		 * The child waits until the parent has its time: under -icount
-		 * the guest clock counts both vCPUs' instructions, so a child
-		 * exiting at once would add (part of) its exit_mmap() to the
-		 * parent's fork, depending on scheduling.
+		 * The child cannot run before the window closes: it shares
+		 * our CPU and we are SCHED_FIFO. Afterwards it says ready and
+		 * waits, so its exit is never inside anyone's window.
 		 */
 		t0 = start();
-		child = fork_waiting(go);
+		have_child = fork_child(&child, -1) == 0;
 		t1 = stop();
-		release(go, child);
+		child_forked(&child);
+		if (!have_child)
+			error(name, "fork failed");
+		else
+			child_ready(&child);
 		break;
 	case COW:
 	case COW_REUSE:
@@ -240,36 +513,43 @@ static uint64_t micro(enum action a, int thp, char *name)
 		t1 = stop();
 		break;
 	}
-	if (a == COW || a == COW_BYTE)
-		release(go, child);
+	vmstat(r->after);
+	r->ns = t1 - t0;
+	if (have_child)
+		release(&child);
 out_mem:
 	munmap(raw, size + THP);
-out_pipe:
-	close(go[0]);
-	close(go[1]);
-	return t1 - t0;
 }
 
 /*
- * vm-scalability's anon-cow: the parent populates the area (THP as the
- * kernel gives it), forks NR_CHILDREN children which wait, then each
- * writes every page once, in order or at random (a fixed permutation).
- * Time from the start signal until the last child is done.
+ * vm-scalability's anon-cow: the parent populates the area with THP,
+ * forks NR_CHILDREN children (child c on CPU c), which say ready and wait;
+ * then each writes every page once, in order or at random (a fixed
+ * permutation). Time from the start signal until the last child is done.
  */
-static uint64_t anon_cow(int rand, char *name)
+static void anon_cow(int rand, const char *name, struct run *r)
 {
 	unsigned long nr = size / PAGE;
-	int go[2], status;
-	pid_t pids[NR_CHILDREN];
+	struct child kids[NR_CHILDREN];
+	int go[2], status, n = 0;
 	uint64_t t0, t1;
-	char *raw, *mem = area(1, &raw);
+	char *raw, *mem;
 	unsigned long *order;
 
-	if (!mem || pipe(go))
-		return error(name, "mmap or pipe failed"), 0;
+	r->ns = 0;
+	r->expect = EXPECT_THP_PMD;
+	mem = area(1, &raw);
+	if (!mem || pipe(go)) {
+		error(name, "mmap or pipe failed");
+		if (mem)
+			munmap(raw, size + THP);
+		return;
+	}
 	order = malloc(nr * sizeof(*order));
-	if (!order)
-		return error(name, "malloc failed"), 0;
+	if (!order) {
+		error(name, "malloc failed");
+		goto out;
+	}
 	for (unsigned long i = 0; i < nr; i++)
 		order[i] = i;
 	for (unsigned long i = nr - 1; rand && i > 0; i--) {
@@ -278,107 +558,148 @@ static uint64_t anon_cow(int rand, char *name)
 		order[i] = order[j];
 		order[j] = t;
 	}
+	r->check = verify(mem, r->expect);
 	for (int c = 0; c < NR_CHILDREN; c++) {
-		pids[c] = fork();
-		if (pids[c] == 0) {
-			char b;
+		if (pipe(kids[c].ready))
+			break;
+		kids[c].pid = fork();
+		if (kids[c].pid == 0) {
+			cpu_set_t set;
+			char b = 'r';
 
+			CPU_ZERO(&set);
+			CPU_SET(c, &set);
+			sched_setaffinity(0, sizeof(set), &set);
 			close(go[1]);
+			(void)!write(kids[c].ready[1], &b, 1);
 			if (read(go[0], &b, 1) != 0)
 				_exit(1);
 			for (unsigned long i = 0; i < nr; i++)
 				mem[order[i] * PAGE] = (char)c;
 			_exit(0);
 		}
+		close(kids[c].ready[1]);
+		if (kids[c].pid < 0) {
+			close(kids[c].ready[0]);
+			break;
+		}
+		n++;
 	}
 	close(go[0]);
+	for (int c = 0; c < n; c++)
+		child_ready(&kids[c]);
+	if (n != NR_CHILDREN) {
+		error(name, "fork failed");
+		close(go[1]);
+		for (int c = 0; c < n; c++)
+			waitpid(kids[c].pid, &status, 0);
+		goto out_order;
+	}
+	vmstat(r->before);
 	t0 = start();
 	close(go[1]);	/* EOF releases every child at once */
-	for (int c = 0; c < NR_CHILDREN; c++)
-		waitpid(pids[c], &status, 0);
+	for (int c = 0; c < n; c++)
+		waitpid(kids[c].pid, &status, 0);
 	t1 = stop();
+	vmstat(r->after);
+	r->ns = t1 - t0;
+out_order:
 	free(order);
+out:
 	munmap(raw, size + THP);
-	return t1 - t0;
 }
 
 /*
- * Run on CPU 0 only (@one) or on every CPU. The micro cases run on CPU 0,
- * their children too (they inherit the mask): under -icount the guest
- * clock counts every vCPU's instructions, so a child running on the other
- * vCPU inside a measured window would add its work to the parent's time,
- * more or less depending on scheduling. The anon-cow cases use every CPU,
- * as vm-scalability does.
+ * Run as SCHED_FIFO (children get SCHED_OTHER: reset on fork) on
+ * MEASURE_CPU, which the guest isolates: nothing else is scheduled there,
+ * and our children, which inherit the CPU, only run when we block.
  */
-static void pin(int one)
+static void measure_here(void)
 {
+	struct sched_param sp = { .sched_priority = 50 };
 	cpu_set_t set;
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
 
 	CPU_ZERO(&set);
-	for (long c = 0; c < (one ? 1 : n); c++)
-		CPU_SET(c, &set);
+	CPU_SET(MEASURE_CPU, &set);
 	if (sched_setaffinity(0, sizeof(set), &set))
-		error("affinity", "sched_setaffinity failed");
+		error("setup", "sched_setaffinity failed");
+	if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp))
+		error("setup", "sched_setscheduler(SCHED_FIFO) failed");
 }
 
-/*
- * Which cases a boot runs: "thp", "small" or "anon-cow" (scripts/bench.sh
- * boots a fresh guest per group so that the order-0 cases never run after
- * THP cases, whose allocations differ between the kernels), or "all".
- */
-static int want(const char *group, const char *g)
+/* Measure one run of a case until a window is quiet; print the result. */
+static void measure(const char *name, int run, int thp, int a, int anon_rand)
 {
-	return !strcmp(group, "all") || !strcmp(group, g);
+	char why[512];
+	struct run r;
+
+	for (int attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+		if (a < 0)
+			anon_cow(anon_rand, name, &r);
+		else
+			micro(a, thp, name, &r);
+		if (!r.ns)
+			return;
+		moved(r.before, r.after, why, sizeof(why));
+		if (!why[0]) {
+			printf("RUSTMM-BENCH %s %d %llu expect=%s folios=%lu/%lu mapped=%s attempts=%d\n",
+			       name, run, (unsigned long long)r.ns, expect_name[r.expect],
+			       r.check.ok, r.check.want, r.check.mapped, attempt);
+			return;
+		}
+		printf("RUSTMM-BENCH-REJECT %s %d %s\n", name, run, why);
+	}
+	printf("RUSTMM-BENCH-DISTURBED %s %d %s\n", name, run, why);
 }
 
 int main(int argc, char **argv)
 {
 	const char *env_runs = getenv("RUSTMM_BENCH_RUNS");
 	const char *env_mib = getenv("RUSTMM_BENCH_MIB");
-	const char *env_group = getenv("RUSTMM_BENCH_GROUP");
+	const char *env_case = getenv("RUSTMM_BENCH_CASE");
 	const char *profile = getenv("RUSTMM_BENCH_PROFILE");
 	int runs = argc > 1 ? atoi(argv[1]) : env_runs ? atoi(env_runs) : 5;
 	unsigned long mib = argc > 2 ? strtoul(argv[2], NULL, 0) :
 			    env_mib ? strtoul(env_mib, NULL, 0) : 256;
-	const char *group = argc > 3 ? argv[3] : env_group ? env_group : "all";
+	const char *want = argc > 3 ? argv[3] : env_case ? env_case : "all";
+	int found = 0;
 
 	setvbuf(stdout, NULL, _IONBF, 0);
-	if (!want(group, "thp") && !want(group, "small") &&
-	    !want(group, "anon-cow")) {
-		printf("RUSTMM-BENCH-ERROR unknown group '%s'\n", group);
+	size = mib << 20;
+	if (runs < 1 || !mib || size % THP) {
+		printf("RUSTMM-BENCH-ERROR setup bad RUNS or MIB (a multiple of 2)\n");
 		printf("RUSTMM-BENCH-DONE errors=1\n");
 		return 1;
 	}
-	size = mib << 20;
-	for (int r = 1; r <= runs; r++) {
-		char name[64];
-		uint64_t ns;
+	quiet();
+	measure_here();
+	for (int thp = 1; thp >= 0; thp--) {
+		for (int a = REMAP; a <= PTE_DONTNEED; a++) {
+			char name[64];
+			int n = is_short(thp, a) ? runs * SHORT_FACTOR : runs;
 
-		pin(1);
-		for (int thp = 1; thp >= 0; thp--) {
-			if (!want(group, thp ? "thp" : "small"))
+			snprintf(name, sizeof(name), "%s.%s", thp ? "thp" : "small",
+				 action_name[a]);
+			if (strcmp(want, "all") && strcmp(want, name))
 				continue;
-			for (int a = REMAP; a <= PTE_DONTNEED; a++) {
-				snprintf(name, sizeof(name), "%s.%s",
-					 thp ? "thp" : "small", action_name[a]);
-				profiling = profile && !strcmp(profile, name);
-				ns = micro(a, thp, name);
-				if (ns)
-					printf("RUSTMM-BENCH %s %d %llu\n", name, r,
-					       (unsigned long long)ns);
-			}
-		}
-		pin(0);
-		for (int rand = 0; rand <= 1 && want(group, "anon-cow"); rand++) {
-			snprintf(name, sizeof(name), "anon-cow-%s", rand ? "rand" : "seq");
+			found = 1;
 			profiling = profile && !strcmp(profile, name);
-			ns = anon_cow(rand, name);
-			if (ns)
-				printf("RUSTMM-BENCH %s %d %llu\n", name, r,
-				       (unsigned long long)ns);
+			for (int r = 1; r <= n; r++)
+				measure(name, r, thp, a, 0);
 		}
 	}
+	for (int rand = 0; rand <= 1; rand++) {
+		const char *name = rand ? "anon-cow-rand" : "anon-cow-seq";
+
+		if (strcmp(want, "all") && strcmp(want, name))
+			continue;
+		found = 1;
+		profiling = profile && !strcmp(profile, name);
+		for (int r = 1; r <= runs; r++)
+			measure(name, r, 1, -1, rand);
+	}
+	if (!found)
+		error(want, "no such case");
 	printf("RUSTMM-BENCH-DONE errors=%d\n", errors);
 	return errors ? 1 : 0;
 }

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Bisectability, as a list's build bots check it: every prefix of the stack
+# (pristine + the first k patches, k = 1..N, across all topics) builds
+# vmlinux for x86_64 with the KUnit kernel's configuration (our options on
+# wherever the prefix defines them). One scratch worktree of the prepared
+# tree is moved from commit to commit and built incrementally into one
+# output directory, so only what a patch touches is rebuilt. Prints one
+# line per prefix, then 'bisect: N passed, N failed'. Part of
+# `make test-all` (it does not fit CI's time for `make test`).
+#   BISECT_FROM   first prefix to build (default 1)
+set -uo pipefail
+# shellcheck source=scripts/env.sh
+. "$(dirname "$0")/env.sh"
+
+[ -f "$KSRC/.rust-mm-applied" ] || die "the tree is not prepared (run: make prepare)"
+cfg="$KUNIT_OUT/.config"
+[ -f "$cfg" ] || die "no configured KUnit kernel in $KUNIT_OUT (run: make kunit)"
+src="$BUILD_DIR/bisect-src"
+obj="$BUILD_DIR/bisect-obj"
+git_t() { git -C "$KSRC" "$@"; }
+
+if [ ! -d "$src/.git" ] && [ ! -f "$src/.git" ]; then
+	git_t worktree prune
+	rm -rf "$src"
+	git_t worktree add -q --detach "$src" pristine || die "cannot create the worktree $src"
+fi
+mkdir -p "$obj"
+mapfile -t commits < <(git_t rev-list --reverse pristine..rust-mm)
+n=${#commits[@]}
+passed=0 failed=0
+for ((k = ${BISECT_FROM:-1}; k <= n; k++)); do
+	c="${commits[$((k - 1))]}"
+	subj="$(git_t log -1 --format=%s "$c")"
+	git -C "$src" checkout -q -f --detach "$c" || die "cannot check out $c in $src"
+	# The full config every time: olddefconfig drops what this prefix does
+	# not define, and a later prefix must get it back.
+	cp "$cfg" "$obj/.config"
+	log="$obj/build-$k.log"
+	if make -C "$src" O="$obj" ARCH=x86_64 "${KMAKE_OPTS[@]}" olddefconfig > "$log" 2>&1 &&
+	   make -C "$src" O="$obj" ARCH=x86_64 "${KMAKE_OPTS[@]}" -j"$(nproc)" vmlinux >> "$log" 2>&1; then
+		on=""
+		if grep -q '^config MM_RMAP_ID$' "$src/mm/Kconfig"; then
+			if grep -q '^CONFIG_MM_RMAP_ID=y' "$obj/.config"; then
+				on=" (CONFIG_MM_RMAP_ID=y)"
+			else
+				echo "bisect: $k/$n $subj: CONFIG_MM_RMAP_ID exists but did not stay on: FAILED"
+				failed=$((failed + 1))
+				continue
+			fi
+		fi
+		echo "bisect: $k/$n $subj: builds$on: ok"
+		passed=$((passed + 1))
+	else
+		grep -E 'error|Error' "$log" | head -n 10 | sed 's/^/  | /'
+		echo "bisect: $k/$n $subj: does not build (log: $log): FAILED"
+		failed=$((failed + 1))
+	fi
+done
+echo "bisect: $passed passed, $failed failed"
