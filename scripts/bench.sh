@@ -17,7 +17,7 @@
 #   - scripts/bench-report.py: median of boot medians, a bootstrap
 #     confidence interval of the ratio, a verdict per case; runs with short
 #     THP allocation, disturbed windows and unverified folios are refused.
-#   BENCH_BOOTS     boots per case and kernel (default 3, at least 3)
+#   BENCH_BOOTS     boots per case and kernel (default 5, at least 3)
 #   BENCH_RUNS      runs per boot (default 5)
 #   BENCH_MIB       memory per case in MiB (default 256)
 #   BENCH_JOBS      guests run at once (default 2: one per host core; under
@@ -36,7 +36,7 @@ set -uo pipefail
 # shellcheck source=scripts/env.sh
 . "$(dirname "$0")/env.sh"
 
-BOOTS="${BENCH_BOOTS:-3}"
+BOOTS="${BENCH_BOOTS:-5}"
 RUNS="${BENCH_RUNS:-5}"
 MIB="${BENCH_MIB:-256}"
 JOBS="${BENCH_JOBS:-2}"

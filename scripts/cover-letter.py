@@ -143,11 +143,13 @@ def fill(args):
 
 
 def check(args):
-    bench = json.load(open(args.bench))
+    with open(args.bench) as f:
+        bench = json.load(f)
     want = {r[0]: r for r in bench_rows(bench)}
     bad = 0
     for path in args.check:
-        lines = open(path).read().split("\n")
+        with open(path) as f:
+            lines = f.read().split("\n")
         if not any(l.startswith(BENCH_BEGIN) for l in lines):
             print(f"cover-check: {path}: no benchmark section")
             continue

@@ -56,7 +56,7 @@ profile() { # KERNEL CASE
 		die "no profile from partial results"
 	fi
 	# Every attempt is a window, rejected ones too (they ran the action).
-	windows=$(grep -c -e "^RUSTMM-BENCH $2 " -e "^RUSTMM-BENCH-REJECT $2 " "$log")
+	windows=$(grep -c -e "^RUSTMM-BENCH $2 " -e "^RUSTMM-BENCH-REJECT $2 [1-9]" "$log")
 	[ "$(head -n 1 "$data")" = "windows $windows" ] ||
 		die "[$1] $data has '$(head -n 1 "$data")', but the console shows $windows windows of $2"
 	grep -q "^RUSTMM-BENCH-DISTURBED $2 " "$log" &&

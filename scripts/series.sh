@@ -119,10 +119,12 @@ export_topic() { # TOPIC OUTDIR
 	[ "${version:-1}" -gt 1 ] && vopt=(-v "$version")
 	# Addressed as a sender would: maintainers and reviewers To, lists Cc
 	# (scripts/get_maintainer.pl on the topic's whole diff).
-	while read -r who; do addr+=(--to="$who"); done < <(git_t diff "$RANGE_START" "$RANGE_END" |
-		(cd "$KSRC" && perl scripts/get_maintainer.pl --no-git --no-git-fallback --no-rolestats --no-l -) || true)
-	while read -r who; do addr+=(--cc="$who"); done < <(git_t diff "$RANGE_START" "$RANGE_END" |
-		(cd "$KSRC" && perl scripts/get_maintainer.pl --no-git --no-git-fallback --no-rolestats --no-m --no-r -) || true)
+	git_t diff "$RANGE_START" "$RANGE_END" > "$BUILD_DIR/topic-$t.diff"
+	while read -r who; do addr+=(--to="$who"); done < <(cd "$KSRC" &&
+		perl scripts/get_maintainer.pl --no-git --no-git-fallback --no-rolestats --no-l "$BUILD_DIR/topic-$t.diff")
+	while read -r who; do addr+=(--cc="$who"); done < <(cd "$KSRC" &&
+		perl scripts/get_maintainer.pl --no-git --no-git-fallback --no-rolestats --no-m --no-r "$BUILD_DIR/topic-$t.diff")
+	[ "${#addr[@]}" -gt 0 ] || die "topic $t: scripts/get_maintainer.pl found nobody to send it to"
 	git_t -c user.name="$ID_NAME" -c user.email="$ID_EMAIL" format-patch -q \
 		--zero-commit --no-signature --signoff --cover-letter --numbered \
 		--base=pristine --subject-prefix="${prefix:-PATCH}" "${vopt[@]}" "${addr[@]}" \
@@ -228,8 +230,8 @@ robots)
 	mapfile -t added < <(git_t diff --name-only --diff-filter=A pristine rust-mm)
 	unmaintained=()
 	for f in "${added[@]}"; do
-		(cd "$KSRC" && perl scripts/get_maintainer.pl --no-git --no-git-fallback --sections -f "$f") |
-			grep -qxF "$section" || unmaintained+=("$f")
+		sections="$(cd "$KSRC" && perl scripts/get_maintainer.pl --no-git --no-git-fallback --sections -f "$f")"
+		grep -qxF "$section" <<<"$sections" || unmaintained+=("$f")
 	done
 	if [ "${#unmaintained[@]}" -eq 0 ]; then
 		echo "robots: get_maintainer.pl names '$section' for all ${#added[@]} files the series adds: ok"

@@ -42,7 +42,9 @@
  *
  * Usage: rmap_bench [RUNS [MIB [CASE]]] (default: $RUSTMM_BENCH_RUNS or 5
  * runs, $RUSTMM_BENCH_MIB or 256 MiB, $RUSTMM_BENCH_CASE or "all"). Short
- * cases (below 10 ms) run SHORT_FACTOR times as many runs. Prints
+ * cases (below 10 ms) run SHORT_FACTOR times as many runs. Each case
+ * first runs once unmeasured (warm-up: slab caches, page-table pages and
+ * the allocator's per-CPU lists grow on the first run). Prints
  *   RUSTMM-BENCH <case> <run> <ns> expect=<kind> folios=<ok>/<want> mapped=<how> attempts=<n>
  * per measurement, "RUSTMM-BENCH-REJECT <case> <run> <counter>+<delta>..."
  * per rejected window, "RUSTMM-BENCH-DISTURBED <case> <run> ..." when a run
@@ -642,14 +644,16 @@ static void measure(const char *name, int run, int thp, int a, int anon_rand)
 			return;
 		moved(r.before, r.after, why, sizeof(why));
 		if (!why[0]) {
-			printf("RUSTMM-BENCH %s %d %llu expect=%s folios=%lu/%lu mapped=%s attempts=%d\n",
-			       name, run, (unsigned long long)r.ns, expect_name[r.expect],
+			printf("RUSTMM-BENCH%s %s %d %llu expect=%s folios=%lu/%lu mapped=%s attempts=%d\n",
+			       run ? "" : "-WARMUP", name, run, (unsigned long long)r.ns, expect_name[r.expect],
 			       r.check.ok, r.check.want, r.check.mapped, attempt);
 			return;
 		}
 		printf("RUSTMM-BENCH-REJECT %s %d %s\n", name, run, why);
 	}
-	printf("RUSTMM-BENCH-DISTURBED %s %d %s\n", name, run, why);
+	/* A warm-up that never got a quiet window does not matter. */
+	if (run)
+		printf("RUSTMM-BENCH-DISTURBED %s %d %s\n", name, run, why);
 }
 
 int main(int argc, char **argv)
@@ -683,6 +687,8 @@ int main(int argc, char **argv)
 			if (strcmp(want, "all") && strcmp(want, name))
 				continue;
 			found = 1;
+			profiling = 0;
+			measure(name, 0, thp, a, 0);	/* warm-up */
 			profiling = profile && !strcmp(profile, name);
 			for (int r = 1; r <= n; r++)
 				measure(name, r, thp, a, 0);
@@ -694,6 +700,8 @@ int main(int argc, char **argv)
 		if (strcmp(want, "all") && strcmp(want, name))
 			continue;
 		found = 1;
+		profiling = 0;
+		measure(name, 0, 1, -1, rand);	/* warm-up */
 		profiling = profile && !strcmp(profile, name);
 		for (int r = 1; r <= runs; r++)
 			measure(name, r, 1, -1, rand);

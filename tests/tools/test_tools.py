@@ -1,0 +1,246 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Self-tests of rust-mm's own checkers: each must be able to fail.
+
+- scripts/bench-report.py: verdicts from intervals (met / missed /
+  inconclusive), and refusals for short THP, wrongly mapped folios,
+  disturbed windows and uneven boots, on synthetic console logs;
+- scripts/cover-letter.py --check: a cover letter whose benchmark numbers
+  were edited, or which lost a case, fails;
+- scripts/series.sh export: refuses a topic without the topics it depends
+  on (naming them), and refuses without a git identity (never invents one).
+
+The series.sh tests need a prepared tree (make prepare); they are skipped
+with a reason when it is missing, and make test always has one.
+Run: python3 -m unittest discover -s tests/tools -v
+"""
+import contextlib
+import io
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(TOP, "scripts"))
+
+import importlib.util  # noqa: E402
+
+
+def load(name, file):
+    spec = importlib.util.spec_from_file_location(name, os.path.join(TOP, "scripts", file))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+report = load("bench_report", "bench-report.py")
+cover = load("cover_letter", "cover-letter.py")
+
+
+def rd(path):
+    with open(path) as f:
+        return f.read()
+
+
+def wr(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def write_logs(d, case, base, patched, expect="thp-pte", folios=(128, 128), mapped="pte",
+               extra=None):
+    """One log per boot: base/patched are lists (boots) of lists (runs) of ns."""
+    for k, boots in (("base", base), ("patched", patched)):
+        for b, runs in enumerate(boots, 1):
+            with open(os.path.join(d, f"{k}-{case}-{b}.log"), "w") as f:
+                f.write("booting...\n")
+                for r, ns in enumerate(runs, 1):
+                    f.write(f"RUSTMM-BENCH {case} {r} {ns} expect={expect} "
+                            f"folios={folios[0]}/{folios[1]} mapped={mapped} attempts=1\n")
+                if extra and (k, b) in extra:
+                    f.write(extra[(k, b)] + "\n")
+                f.write("RUSTMM-BENCH-DONE errors=0\n")
+
+
+def noisy(center, rng, n=5, spread=0.001):
+    return [int(center * (1 + rng.uniform(-spread, spread))) for _ in range(n)]
+
+
+class BenchReport(unittest.TestCase):
+    def setUp(self):
+        self.d = tempfile.mkdtemp()
+        self.rng = random.Random(1)
+
+    def tearDown(self):
+        shutil.rmtree(self.d)
+
+    def result(self, case, base, patched, **kw):
+        write_logs(self.d, case, base, patched, **kw)
+        return report.case_result(case, self.d, len(base), random.Random(2))
+
+    def test_a_clear_regression_beyond_the_target_is_missed(self):
+        base = [noisy(1e8, self.rng) for _ in range(3)]
+        patched = [noisy(1.05e8, self.rng) for _ in range(3)]
+        r = self.result("thp.cow", base, patched)
+        self.assertIsNone(r["refused"])
+        self.assertAlmostEqual(r["change_pct"], 5.0, delta=0.3)
+        self.assertEqual(r["verdict"], "missed")
+
+    def test_an_interval_inside_the_target_is_met(self):
+        base = [noisy(1e8, self.rng) for _ in range(3)]
+        patched = [noisy(1.001e8, self.rng) for _ in range(3)]
+        r = self.result("thp.cow", base, patched)
+        self.assertEqual(r["verdict"], "met")
+        self.assertTrue(r["ci_pct"][0] < 0.5 < 1.0)
+
+    def test_an_interval_across_the_target_is_inconclusive(self):
+        # Boots disagree: one patched boot at +0.2 %, two at +1.8 %.
+        base = [noisy(1e8, self.rng, spread=0.0001) for _ in range(3)]
+        patched = [noisy(1.002e8, self.rng, spread=0.0001), noisy(1.018e8, self.rng, spread=0.0001),
+                   noisy(1.002e8, self.rng, spread=0.0001)]
+        r = self.result("thp.cow", base, patched)
+        self.assertEqual(r["verdict"], "inconclusive", r["ci_pct"])
+
+    def test_no_change_reports_an_interval_including_zero(self):
+        base = [noisy(5e7, self.rng) for _ in range(3)]
+        patched = [noisy(5e7, self.rng) for _ in range(3)]
+        r = self.result("small.cow", base, patched, expect="small", folios=(65536, 65536))
+        self.assertTrue(r["includes_zero"])
+        self.assertIn(r["verdict"], ("met", "inconclusive"))
+
+    def test_a_run_with_short_thp_refuses_the_case(self):
+        base = [noisy(1e8, self.rng) for _ in range(3)]
+        r = self.result("thp.cow", base, base, folios=(120, 128))
+        self.assertIn("folios 120/128", r["refused"])
+        self.assertNotIn("verdict", r)
+
+    def test_a_pmd_mapped_area_in_a_pte_case_refuses_the_case(self):
+        base = [noisy(1e8, self.rng) for _ in range(3)]
+        r = self.result("thp.cow", base, base, mapped="pmd")
+        self.assertIn("mapped pmd (want pte)", r["refused"])
+
+    def test_compound_pages_in_an_order0_case_refuse_it(self):
+        base = [noisy(1e8, self.rng) for _ in range(3)]
+        r = self.result("small.cow", base, base, expect="small", folios=(65024, 65536))
+        self.assertIn("folios 65024/65536", r["refused"])
+
+    def test_a_disturbed_window_refuses_the_case(self):
+        base = [noisy(1e8, self.rng) for _ in range(3)]
+        r = self.result("thp.cow", base, base,
+                        extra={("patched", 2): "RUSTMM-BENCH-DISTURBED thp.cow 3 compact_stall+1"})
+        self.assertIn("never got a quiet window", r["refused"])
+
+    def test_rejected_windows_are_counted_but_not_refused(self):
+        base = [noisy(1e8, self.rng) for _ in range(3)]
+        r = self.result("thp.cow", base, base,
+                        extra={("base", 1): "RUSTMM-BENCH-REJECT thp.cow 2 thp_split_page+1"})
+        self.assertIsNone(r["refused"])
+        self.assertEqual(r["rejected_windows"], 1)
+        self.assertEqual(r["rejected_counters"], {"thp_split_page": 1})
+
+    def test_boots_with_different_run_counts_refuse_the_case(self):
+        base = [noisy(1e8, self.rng), noisy(1e8, self.rng, n=4), noisy(1e8, self.rng)]
+        r = self.result("thp.cow", base, [noisy(1e8, self.rng) for _ in range(3)])
+        self.assertIn("runs per boot", r["refused"])
+
+    def test_a_missing_boot_log_stops_the_report(self):
+        write_logs(self.d, "thp.cow", [[1], [1]], [[1], [1]])
+        with self.assertRaises(SystemExit):
+            report.case_result("thp.cow", self.d, 3, random.Random(2))
+
+
+class CoverCheck(unittest.TestCase):
+    BENCH = {"meta": {"command": "make bench BENCH_BOOTS=3", "statistic": "median of boot medians"},
+             "cases": [{"case": "thp.cow", "change_pct": 2.01, "ci_pct": [1.9, 2.1],
+                        "target_pct": [None, 1.0], "verdict": "missed"},
+                       {"case": "small.fork", "change_pct": -0.12, "ci_pct": [-0.4, 0.2],
+                        "target_pct": [-0.5, 0.5], "verdict": "met"}]}
+
+    def setUp(self):
+        self.d = tempfile.mkdtemp()
+        self.bench = os.path.join(self.d, "b.json")
+        wr(self.bench, json.dumps(self.BENCH))
+        self.cover = os.path.join(self.d, "0000-cover-letter.patch")
+        wr(self.cover, "Subject: x\n\n" + cover.bench_section(self.BENCH) + "\n")
+
+    def tearDown(self):
+        shutil.rmtree(self.d)
+
+    def check(self):
+        class A:
+            bench = self.bench
+            check = [self.cover]
+        with contextlib.redirect_stdout(io.StringIO()):
+            return cover.check(A)
+
+    def test_a_generated_cover_letter_matches(self):
+        self.assertEqual(self.check(), 0)
+
+    def test_an_edited_number_fails(self):
+        text = rd(self.cover).replace("+2.01%", "+1.01%")
+        wr(self.cover, text)
+        self.assertEqual(self.check(), 1)
+
+    def test_a_lost_case_fails(self):
+        text = "\n".join(l for l in rd(self.cover).split("\n") if "small.fork" not in l)
+        wr(self.cover, text)
+        self.assertEqual(self.check(), 1)
+
+    def test_an_edited_verdict_fails(self):
+        text = rd(self.cover).replace("missed", "met")
+        wr(self.cover, text)
+        self.assertEqual(self.check(), 1)
+
+
+KSRC = os.path.join(os.environ.get("BUILD_DIR", os.path.join(TOP, "build")), "linux-6.12.117")
+
+
+@unittest.skipUnless(os.path.exists(os.path.join(KSRC, ".rust-mm-applied")),
+                     "the tree is not prepared (make prepare)")
+class SeriesExport(unittest.TestCase):
+    def run_export(self, *topics, env=None):
+        out = tempfile.mkdtemp()
+        try:
+            return subprocess.run(["bash", os.path.join(TOP, "scripts", "series.sh"), "export", out, *topics],
+                                  capture_output=True, text=True, env=env)
+        finally:
+            shutil.rmtree(out)
+
+    def test_a_topic_without_its_dependencies_is_refused_naming_them(self):
+        r = self.run_export("rmap-id-users")
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("rmap-id-users depends on rmap-id", r.stderr)
+        self.assertIn("TOPICS='rmap-id rmap-id-users'", r.stderr)
+
+    def test_an_unknown_topic_is_refused(self):
+        r = self.run_export("no-such-topic")
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("'no-such-topic' is not a topic", r.stderr)
+
+    def test_no_git_identity_is_refused_not_invented(self):
+        home = tempfile.mkdtemp()
+        env = dict(os.environ, HOME=home, XDG_CONFIG_HOME=home, GIT_CONFIG_NOSYSTEM="1",
+                   GIT_CONFIG_GLOBAL=os.path.join(home, "none"))
+        for k in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"):
+            env.pop(k, None)
+        try:
+            # The repository's own config must not carry an identity either.
+            own = subprocess.run(["git", "-C", TOP, "config", "--local", "user.email"],
+                                 capture_output=True, text=True).stdout.strip()
+            if own:
+                self.skipTest("this checkout has a local user.email")
+            r = self.run_export("rmap-id", env=env)
+        finally:
+            shutil.rmtree(home)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("no git identity", r.stderr)
+        self.assertIn("git config --global user.name", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
