@@ -22,7 +22,8 @@
 #   BENCH_MIB       memory per case in MiB (default 256)
 #   BENCH_JOBS      guests run at once (default 2: one per host core; under
 #                   -icount sleep=off guest time does not depend on it)
-#   BENCH_CASES     cases to run (default all 18); the report needs all
+#   BENCH_CASES     cases to run (default all 18); the report of a subset
+#                   goes to build/bench/partial/, never into docs/
 #   BENCH_TIMEOUT   seconds per guest before it counts as hung (default 3600)
 #   BENCH_KERNELS   which kernels to build and run now (default "base
 #                   patched"); the other's logs from an earlier run are
@@ -127,10 +128,17 @@ for k in base patched; do
 	[[ " $KERNELS " == *" $k "* ]] || reused+="$k "
 done
 cmd="make bench BENCH_BOOTS=$BOOTS BENCH_RUNS=$RUNS BENCH_MIB=$MIB"
+report="$RUST_MM_TOP/docs/benchmarks"
+if [ "$CASES" != "$(echo $ALL_CASES)" ]; then
+	# A subset of the cases never replaces the docs' report.
+	cmd+=" BENCH_CASES='$CASES'"
+	report="$OUT/partial/benchmarks"
+	mkdir -p "$OUT/partial"
+fi
 python3 "$RUST_MM_TOP/scripts/bench-report.py" \
 	--logs "$LOGS" --cases "$CASES" --boots "$BOOTS" --runs "$RUNS" --mib "$MIB" \
 	--base-manifest "$OUT/manifest-base.txt" --patched-manifest "$OUT/manifest-patched.txt" \
 	--base-config "$OUT/kernel-base/.config" --patched-config "$OUT/kernel-patched/.config" \
 	--diffconfig "$KSRC/scripts/diffconfig" --reused "$reused" \
-	--command "$cmd" --out "$RUST_MM_TOP/docs/benchmarks" || die "bench-report.py failed"
-say "report: docs/benchmarks.md, docs/benchmarks.json, docs/benchmarks.png"
+	--command "$cmd" --out "$report" || die "bench-report.py failed"
+say "report: $report.md, $report.json, $report.png"
