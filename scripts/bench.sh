@@ -29,7 +29,8 @@
 #                   patched"); the other's logs from an earlier run are
 #                   reused only if they were made with the same settings,
 #                   the same kernel image and the same initramfs (hashes),
-#                   and the report names them as reused
+#                   and the report names them as reused; BENCH_KERNELS=
+#                   (empty) only rewrites the report from the last run
 # A kernel that does not build, or a guest that hangs, panics or stops
 # before the end, stops everything with the console tail; no report is
 # written from partial results.
@@ -55,7 +56,7 @@ mkdir -p "$LOGS"
 . "$RUST_MM_TOP/scripts/bench-lib.sh"
 bench_prepare
 
-KERNELS="${BENCH_KERNELS:-base patched}"
+KERNELS="${BENCH_KERNELS-base patched}"
 settings="boots=$BOOTS runs=$RUNS mib=$MIB cases=$(echo $CASES | tr ' ' ,)"
 for k in base patched; do
 	if [[ " $KERNELS " == *" $k "* ]]; then
@@ -112,7 +113,7 @@ export -f one qemu_run say die
 export LOGS RUNS MIB TIMEOUT OUT RUST_MM_TOP
 
 start=$SECONDS
-if ! xargs -P "$JOBS" -L 1 bash -c 'r="$(one "$0" "$1" "$2")"; echo "rust-mm: [$0] $1 boot $2: $r"; case "$r" in ok*) ;; *) exit 255 ;; esac' < "$plan"; then
+if ! xargs -r -P "$JOBS" -L 1 bash -c 'r="$(one "$0" "$1" "$2")"; echo "rust-mm: [$0] $1 boot $2: $r"; case "$r" in ok*) ;; *) exit 255 ;; esac' < "$plan"; then
 	for f in "$LOGS"/*.log; do
 		grep -q '^RUSTMM-BENCH-DONE errors=0' "$f" && continue
 		echo "rust-mm: $f did not complete; console tail:"
