@@ -12,6 +12,7 @@ OUT="$BUILD_DIR/kunit-kcsan"
 set +e
 KUNIT_BUILD="$OUT" KUNIT_RESULTS="$BUILD_DIR/kcsan-results.json" KUNIT_LOG="$BUILD_DIR/kcsan.log" \
 KUNIT_KCONFIG_ADD="CONFIG_DEBUG_KERNEL=y CONFIG_KCSAN=y CONFIG_KCSAN_REPORT_ONCE_IN_MS=0" \
+KUNIT_CONSOLE_ALLOW='BUG: KCSAN: ' \
 	bash "$RUST_MM_TOP/scripts/run-kunit.sh" > "$BUILD_DIR/kcsan-kunit.out" 2>&1
 rc=$?
 set -e

@@ -8,6 +8,9 @@
 #   KUNIT_RESULTS       JSON results (default build/kunit-results.json)
 #   KUNIT_LOG           kunit.py's output (default build/kunit.log)
 #   KUNIT_KCONFIG_ADD   extra CONFIG_X=y options, space separated
+#   KUNIT_CONSOLE_ALLOW console lines (regex) that are not kernel reports
+# Besides our suites' cases, one more check: no kernel warning, BUG, oops,
+# lockdep or RCU report in the guest's console (scripts/console-check.py).
 set -euo pipefail
 # shellcheck source=scripts/env.sh
 . "$(dirname "$0")/env.sh"
@@ -42,4 +45,20 @@ for c in ${KUNIT_KCONFIG_ADD:-}; do
 	grep -qx "$c" "$OUT/.config" || die "$c did not stick in $OUT/.config"
 done
 # shellcheck disable=SC2086
-python3 "$RUST_MM_TOP/scripts/kunit-count.py" "$RESULTS" $SUITES
+counted="$(python3 "$RUST_MM_TOP/scripts/kunit-count.py" "$RESULTS" $SUITES)"
+grep -v '^kunit: ' <<<"$counted" || true
+# One more check: the guest's console has no kernel warning, BUG, lockdep
+# or RCU report, whatever the tests say.
+last="$(grep '^kunit: ' <<<"$counted" | tail -n 1)"
+[[ "$last" =~ ^kunit:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed,\ ([0-9]+)\ skipped ]] ||
+	die "kunit-count.py gave no summary"
+p=${BASH_REMATCH[1]} f=${BASH_REMATCH[2]} s=${BASH_REMATCH[3]}
+allow=()
+[ -n "${KUNIT_CONSOLE_ALLOW:-}" ] && allow=(--allow "$KUNIT_CONSOLE_ALLOW")
+if python3 "$RUST_MM_TOP/scripts/console-check.py" "${allow[@]}" "$OUT/test.log" "KUnit guest"; then
+	p=$((p + 1))
+else
+	f=$((f + 1))
+fi
+echo "kunit: $p passed, $f failed, $s skipped"
+[ "$f" -eq 0 ]

@@ -38,14 +38,18 @@ fi
 
 KOUT="${USERSPACE_BUILD:-$KUNIT_OUT}"
 KERNEL="$KOUT/arch/x86/boot/bzImage"
-ROOT="$BUILD_DIR/initramfs"
-CPIO="$BUILD_DIR/initramfs.cpio"
+NAME="${USERSPACE_NAME:-userspace}"
+ROOT="$BUILD_DIR/initramfs-$NAME"
+CPIO="$BUILD_DIR/initramfs-$NAME.cpio"
 LOG="${USERSPACE_LOG:-$BUILD_DIR/userspace.log}"
-TIMEOUT="${USERSPACE_TIMEOUT:-1500}"
+TIMEOUT="${USERSPACE_TIMEOUT:-5400}"
+SETS="${USERSPACE_KSFT_SETS:-all full}"
 
 [ -f "$KERNEL" ] || die "no kernel at $KERNEL (run: make kunit)"
-grep -q '^CONFIG_BLK_DEV_INITRD=y' "$KOUT/.config" ||
-	die "the kernel in $KOUT has no initramfs support (CONFIG_BLK_DEV_INITRD)"
+for c in BLK_DEV_INITRD DEVTMPFS ZRAM NUMA_EMU HUGETLBFS; do
+	grep -q "^CONFIG_$c=y" "$KOUT/.config" ||
+		die "the kernel in $KOUT lacks CONFIG_$c (tests/kunit/rust_mm.kunitconfig has it)"
+done
 # Passed to init's environment by the kernel (an unknown NAME=value).
 if grep -q '^CONFIG_MM_RMAP_ID=y' "$KOUT/.config"; then reuse=1; else reuse=0; fi
 if grep -q '^CONFIG_DEBUG_MM_RMAP_ID=y' "$KOUT/.config"; then verify=1; else verify=0; fi
@@ -53,14 +57,19 @@ if grep -q '^CONFIG_DEBUG_MM_RMAP_ID=y' "$KOUT/.config"; then verify=1; else ver
 rm -rf "$ROOT" && mkdir -p "$ROOT/tests"
 gcc "${cflags[@]}" -o "$ROOT/init" "$RUST_MM_TOP/tests/userspace/init.c" ||
 	die "cannot build tests/userspace/init.c (gcc with static libc needed)"
+: > "$ROOT/tests/order"
 for src in "$RUST_MM_TOP"/tests/userspace/*.c; do
 	name="$(basename "$src" .c)"
 	[ "$name" = init ] && continue
 	gcc "${cflags[@]}" -o "$ROOT/tests/rustmm_$name" "$src" || die "cannot build $src"
+	echo "rustmm_$name" >> "$ROOT/tests/order"
 done
 
-# The tree's own tools/testing/selftests/mm/cow, static, against the tree's
-# uapi headers (no liburing: its io_uring cases skip, on every kernel).
+# The tree's own mm selftests (tests/userspace/ksft.list), static-pie (some
+# use fixed low addresses a non-PIE static heap can collide with), against
+# the tree's uapi headers, compiled from inside the selftests directory so
+# that __FILE__ (which pagemap_ioctl and gup_longterm use for scratch file
+# names) is relative to the program's working directory.
 uapi="$BUILD_DIR/uapi"
 stamp="$uapi/.tree-$(git -C "$KSRC" rev-parse HEAD)"
 if [ ! -f "$stamp" ]; then
@@ -70,18 +79,46 @@ if [ ! -f "$stamp" ]; then
 	touch "$stamp"
 fi
 mm="$KSRC/tools/testing/selftests/mm"
-mkdir -p "$BUILD_DIR/ksft"
-echo '/* rust-mm: built without liburing */' > "$BUILD_DIR/ksft/local_config.h"
-gcc -O2 -static -isystem "$uapi/include" -I "$BUILD_DIR/ksft" -I "$mm" -I "$mm/.." \
-	-o "$ROOT/tests/ksft_mm_cow" "$mm/cow.c" "$mm/vm_util.c" "$mm/thp_settings.c" ||
-	die "cannot build tools/testing/selftests/mm/cow"
+cfg="$BUILD_DIR/ksft"
+mkdir -p "$cfg/plain" "$cfg/uring"
+echo '/* rust-mm: built without liburing */' > "$cfg/plain/local_config.h"
+echo '#define LOCAL_CONFIG_HAVE_LIBURING 1' > "$cfg/uring/local_config.h"
+nksft=0
+while read -r name src args timeout sysctl build set; do
+	case "$name" in ''|'#'*) continue ;; esac
+	[[ " $SETS " == *" $set "* ]] || continue
+	extra=() libs=() inc="$cfg/plain" srcs=("$src" vm_util.c thp_settings.c)
+	for b in ${build//,/ }; do
+		case "$b" in
+		-) ;;
+		uring) inc="$cfg/uring"; libs+=(-luring) ;;
+		numa) libs+=(-lnuma) ;;
+		uffd) srcs+=(uffd-common.c) ;;
+		ksmfix) extra+=(-include "$RUST_MM_TOP/tests/userspace/ksft/ksm_execv_fix.h") ;;
+		skipdef) extra+=(-DKSFT_SKIP=4) ;;
+		*) die "tests/userspace/ksft.list: unknown build option $b for $name" ;;
+		esac
+	done
+	(cd "$mm" && gcc -O2 -static-pie -U_FORTIFY_SOURCE -isystem "$uapi/include" -I "$inc" \
+		-I . -I .. "${extra[@]}" -o "$ROOT/tests/ksft_mm_$name" "${srcs[@]}" \
+		"${libs[@]}" -lrt -lpthread -lm 2> "$BUILD_DIR/ksft-$name.build.log") ||
+		{ cat "$BUILD_DIR/ksft-$name.build.log"; die "cannot build tools/testing/selftests/mm/$src ($name)"; }
+	[ "$args" = - ] || tr ',' '\n' <<<"$args" > "$ROOT/tests/ksft_mm_$name.args"
+	echo "$timeout" > "$ROOT/tests/ksft_mm_$name.timeout"
+	[ "$sysctl" = - ] || tr ',' '\n' <<<"$sysctl" > "$ROOT/tests/ksft_mm_$name.sysctl"
+	echo "ksft_mm_$name" >> "$ROOT/tests/order"
+	nksft=$((nksft + 1))
+done < "$RUST_MM_TOP/tests/userspace/ksft.list"
 (cd "$ROOT" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) > "$CPIO" ||
 	die "cannot build $CPIO"
 
-say "booting $KERNEL (COW reuse expected: $reuse, rmap recounts: $verify) with $(ls "$ROOT/tests" | wc -l) test program(s); console: $LOG"
-timeout "$TIMEOUT" qemu-system-x86_64 -nodefaults -m 1024 -smp 2 \
+# A machine, not a bare VM: 3 vCPUs (selftests/mm/migration needs 3), two
+# NUMA nodes (numa=fake=2), 2 GiB, 512 MiB of zram swap and 64 hugetlb
+# pages, set up by init.
+say "booting $KERNEL (COW reuse expected: $reuse, rmap recounts: $verify) with $(grep -c . "$ROOT/tests/order") test program(s) ($nksft mm selftests); console: $LOG"
+timeout "$TIMEOUT" qemu-system-x86_64 -nodefaults -m 2048 -smp 3 \
 	-kernel "$KERNEL" -initrd "$CPIO" \
-	-append "console=ttyS0 panic=-1 kunit.enable=0 rdinit=/init RUSTMM_COW_REUSE=$reuse RUSTMM_RMAP_VERIFY=$verify" \
+	-append "console=ttyS0 panic=-1 kunit.enable=0 rdinit=/init numa=fake=2 RUSTMM_SWAP_MIB=512 RUSTMM_HUGEPAGES=64 RUSTMM_COW_REUSE=$reuse RUSTMM_RMAP_VERIFY=$verify" \
 	-no-reboot -nographic -serial stdio -bios qboot.rom < /dev/null > "$LOG" 2>&1
 rc=$?
 tr -d '\r' < "$LOG" > "$LOG.txt"

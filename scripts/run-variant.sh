@@ -46,5 +46,8 @@ if grep -q '^CONFIG_MM_RMAP_ID=y' "$out/.config"; then
 	die "CONFIG_MM_RMAP_ID is still on in the $variant kernel"
 fi
 
-USERSPACE_BUILD="$out" USERSPACE_LOG="$BUILD_DIR/userspace-$variant.log" \
+# make test boots the variants with the selftests every kernel runs (set
+# "all" of tests/userspace/ksft.list); make test-all with all of them.
+USERSPACE_BUILD="$out" USERSPACE_LOG="${USERSPACE_LOG:-$BUILD_DIR/userspace-$variant.log}" USERSPACE_NAME="$variant" \
+USERSPACE_KSFT_SETS="${USERSPACE_KSFT_SETS:-all}" \
 	bash "$RUST_MM_TOP/scripts/run-userspace.sh" | sed "s/^userspace: /userspace-$variant: /"

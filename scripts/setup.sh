@@ -13,7 +13,7 @@ PKGS=(build-essential bc flex bison libelf-dev libssl-dev cpio kmod xz-utils
       rsync git python3 quilt python3-matplotlib
       clang-19 lld-19 llvm-19 libclang-19-dev
       rustc-web rust-web-src cargo-web rustfmt-web rust-web-clippy
-      qemu-system-x86 qemu-system-arm)
+      qemu-system-x86 qemu-system-arm libnuma-dev liburing-dev)
 
 check_machine() {
 	local id="" ver="" arch

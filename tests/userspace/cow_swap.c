@@ -1,0 +1,497 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * COW of PTE-mapped anonymous THP meets swap (the guest's zram swap): the
+ * swap cache holds references the reuse check must count, swap-in brings
+ * pages back as order-0 folios, and MADV_PAGEOUT must leave alone folios
+ * another process maps. Data is checked byte for byte in every process;
+ * where a page is reused or copied is read from pagemap (PFN, PM_SWAP) and
+ * kpageflags (THP, SWAPCACHE); /proc/vmstat deltas (pswpout, pswpin,
+ * thp_swpout, thp_split_page, ...) show the swap paths really ran.
+ *
+ * RUSTMM_COW_REUSE=1 says the kernel has CONFIG_MM_RMAP_ID (precise
+ * folio_mapped_shared(), COW reuse of large folios); 0 says 6.12's
+ * behaviour (first-page estimate, large folios always copied).
+ *
+ * The data written is never a page of one repeated byte, so every page
+ * really goes to the device (zram stores same-filled pages, and the swap
+ * layer skips zero pages, without either being a write). Run as root with
+ * a swap device; the scenarios pin themselves to one CPU (MADV_PAGEOUT
+ * only drains this CPU's LRU batch) and set vm.page-cluster to 0 (no
+ * swap readahead, so pswpin counts the faults). Each prints
+ * "RUSTMM-TEST cow_swap.<name> PASS|FAIL|SKIP <why>"; it skips only if the
+ * kernel gave no THP.
+ */
+#include "thp_test.h"
+
+#include <sched.h>
+
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE	25
+#endif
+
+#define NR_PAGES	(SIZE / PAGE)
+#define THP_PAGES	(THP / PAGE)
+#define KPF_SWAPCACHE	13
+#define PM_SWAP		(1ULL << 62)
+#define PM_PRESENT	(1ULL << 63)
+
+static int precise;	/* RUSTMM_COW_REUSE=1 */
+
+/* Bytes that differ inside each page (never same-filled, never zero). */
+static unsigned char rich(unsigned long off, int seed)
+{
+	return (unsigned char)(pattern(off / PAGE, seed) ^ ((off % PAGE) * 13 % 251) ^ 0x80) | 1;
+}
+
+static void rich_fill(char *mem, unsigned long from, unsigned long to, int seed)
+{
+	for (unsigned long off = from; off < to; off++)
+		mem[off] = (char)rich(off, seed);
+}
+
+static int rich_check(const char *mem, unsigned long from, unsigned long to, int seed)
+{
+	for (unsigned long off = from; off < to; off++)
+		if ((unsigned char)mem[off] != rich(off, seed)) {
+			snprintf(why, sizeof(why), "byte %#lx is %#x, want %#x (seed %d)", off,
+				 (unsigned char)mem[off], rich(off, seed), seed);
+			return -1;
+		}
+	return 0;
+}
+
+static unsigned long long vmstat(const char *name)
+{
+	char key[64];
+	unsigned long long v, found = 0;
+	FILE *f = fopen("/proc/vmstat", "r");
+
+	while (f && fscanf(f, "%63s %llu", key, &v) == 2)
+		if (!strcmp(key, name))
+			found = v;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* The raw pagemap entry of @addr (0 if unreadable). */
+static uint64_t pagemap(void *addr)
+{
+	uint64_t ent = 0;
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+
+	if (fd >= 0) {
+		if (pread(fd, &ent, 8, (uintptr_t)addr / PAGE * 8) != 8)
+			ent = 0;
+		close(fd);
+	}
+	return ent;
+}
+
+static uint64_t kflags(void *addr)
+{
+	uint64_t flags = 0, pfn = pfn_of(addr);
+	int fd = open("/proc/kpageflags", O_RDONLY);
+
+	if (fd >= 0 && pfn && pread(fd, &flags, 8, pfn * 8) != 8)
+		flags = 0;
+	if (fd >= 0)
+		close(fd);
+	return flags;
+}
+
+/* A fresh thp_area() with rich data (seed 0) instead of same-filled pages. */
+static char *rich_area(char *mem)
+{
+	rich_fill(mem, 0, SIZE, 0);
+	for (unsigned long t = 0; t < SIZE; t += THP)
+		if (!is_thp(mem + t))
+			return NULL;
+	return mem;
+}
+
+static int swapped(char *addr)
+{
+	return (pagemap(addr) & (PM_SWAP | PM_PRESENT)) == PM_SWAP;
+}
+
+/* Wait for a child that checks seed 0 over the first THP, then exits. */
+static pid_t fork_waiting_checker(char *mem, struct chan *go, struct chan *msg)
+{
+	pid_t pid;
+
+	chan_init(go);
+	chan_init(msg);
+	pid = fork();
+	if (pid == 0) {
+		await(go);
+		child_done(msg->fd[1], rich_check(mem, 0, THP, 0));
+	}
+	return pid;
+}
+
+/*
+ * A THP both processes map is left alone by MADV_PAGEOUT from either of
+ * them, whole or in part: nothing is split, nothing goes to swap, PFNs stay.
+ */
+static int pageout_leaves_a_shared_thp_alone(char *mem)
+{
+	struct chan go, msg;
+	unsigned long long out0 = vmstat("pswpout") + vmstat("swpout_zero");
+	unsigned long long split0 = vmstat("thp_split_page");
+	uint64_t pfn0 = pfn_of(mem), pfn9 = pfn_of(mem + 9 * PAGE);
+	pid_t pid;
+
+	if (!rich_area(mem))
+		return fail("no THP after the rich fill");
+	chan_init(&go);
+	chan_init(&msg);
+	pid = fork();
+	if (pid == 0) {
+		await(&go);
+		madvise(mem, THP, MADV_PAGEOUT);
+		madvise(mem, THP / 2, MADV_PAGEOUT);
+		child_done(msg.fd[1], rich_check(mem, 0, SIZE, 0));
+	}
+	madvise(mem, THP, MADV_PAGEOUT);
+	madvise(mem + PAGE, THP / 2, MADV_PAGEOUT);
+	post(&go);
+	if (reap(pid, msg.fd[0]) == FAIL)
+		return FAIL;
+	if (vmstat("pswpout") + vmstat("swpout_zero") != out0)
+		return fail("%llu pages of a shared THP were paged out",
+			    vmstat("pswpout") + vmstat("swpout_zero") - out0);
+	if (vmstat("thp_split_page") != split0)
+		return fail("a shared THP was split by MADV_PAGEOUT");
+	if (pfn_of(mem) != pfn0 || pfn_of(mem + 9 * PAGE) != pfn9 || !is_thp(mem + 9 * PAGE))
+		return fail("the shared THP moved or is no longer a THP");
+	return rich_check(mem, 0, SIZE, 0) ? FAIL : PASS;
+}
+
+/*
+ * The parent maps the first half of a THP, the child the second half. The
+ * parent's MADV_PAGEOUT of its first 512 KiB must leave the folio alone:
+ * the child still maps it. Precise tracking sees that; 6.12's estimate
+ * only reads the first page's mapcount (1: ours) and splits the folio and
+ * pages our part out -- harmless for data, wrong for the hint. Data must be
+ * intact either way.
+ */
+static int pageout_leaves_a_folio_the_child_still_maps(char *mem)
+{
+	struct chan halved, go, msg;
+	unsigned long long out0, split0;
+	pid_t pid;
+
+	if (!rich_area(mem))
+		return fail("no THP after the rich fill");
+	chan_init(&halved);
+	chan_init(&go);
+	chan_init(&msg);
+	pid = fork();
+	if (pid == 0) {
+		madvise(mem, THP / 2, MADV_DONTNEED);
+		post(&halved);
+		await(&go);
+		child_done(msg.fd[1], rich_check(mem, THP / 2, THP, 0));
+	}
+	await(&halved);
+	madvise(mem + THP / 2, THP / 2, MADV_DONTNEED);
+	out0 = vmstat("pswpout") + vmstat("swpout_zero");
+	split0 = vmstat("thp_split_page");
+	madvise(mem, THP / 4, MADV_PAGEOUT);
+	out0 = vmstat("pswpout") + vmstat("swpout_zero") - out0;
+	split0 = vmstat("thp_split_page") - split0;
+	post(&go);
+	if (reap(pid, msg.fd[0]) == FAIL)
+		return FAIL;
+	if (rich_check(mem, 0, THP / 2, 0))
+		return FAIL;
+	if (precise && (out0 || split0))
+		return fail("MADV_PAGEOUT split the folio (%llu) and paged out %llu pages the child's folio holds",
+			    split0, out0);
+	if (!precise && (split0 != 1 || out0 != THP_PAGES / 4))
+		return fail("6.12's estimate should split the folio and page out %lu pages: split %llu, out %llu",
+			    THP_PAGES / 4, split0, out0);
+	return PASS;
+}
+
+/*
+ * The parent's COW copies inside a THP the child still maps go to swap and
+ * come back (order 0); the THP stays whole and shared. Once the child is
+ * gone, the rest of the THP is reused with precise tracking (copied on
+ * 6.12).
+ */
+static int cow_copies_go_to_swap_and_back(char *mem)
+{
+	static uint64_t before[THP_PAGES];
+	const unsigned long k = 8;
+	struct chan go, msg;
+	unsigned long long out0, in0, thpout0, split0;
+	pid_t pid;
+
+	if (!rich_area(mem))
+		return fail("no THP after the rich fill");
+	pid = fork_waiting_checker(mem, &go, &msg);
+	rich_fill(mem, 0, k * PAGE, 1);			/* k COW copies */
+	for (unsigned long i = 0; i < THP_PAGES; i++)
+		before[i] = pfn_of(mem + i * PAGE);
+	out0 = vmstat("pswpout");
+	thpout0 = vmstat("thp_swpout");
+	split0 = vmstat("thp_split_page");
+	madvise(mem, THP, MADV_PAGEOUT);
+	if (vmstat("pswpout") - out0 != k || vmstat("thp_swpout") != thpout0 ||
+	    vmstat("thp_split_page") != split0) {
+		post(&go);
+		reap(pid, msg.fd[0]);
+		return fail("MADV_PAGEOUT: %llu pages out (want our %lu copies), thp_swpout +%llu, splits +%llu",
+			    vmstat("pswpout") - out0, k, vmstat("thp_swpout") - thpout0,
+			    vmstat("thp_split_page") - split0);
+	}
+	for (unsigned long i = 0; i < THP_PAGES; i++)
+		if (i < k ? !swapped(mem + i * PAGE) : pfn_of(mem + i * PAGE) != before[i]) {
+			post(&go);
+			reap(pid, msg.fd[0]);
+			return fail("page %lu: %s", i, i < k ? "not in swap" : "moved");
+		}
+	in0 = vmstat("pswpin");
+	if (rich_check(mem, 0, k * PAGE, 1) || vmstat("pswpin") - in0 != k) {
+		post(&go);
+		reap(pid, msg.fd[0]);
+		return why[0] ? FAIL : fail("%llu pages swapped in, want %lu", vmstat("pswpin") - in0, k);
+	}
+	post(&go);		/* the child checks seed 0 over the whole THP */
+	if (reap(pid, msg.fd[0]) == FAIL)
+		return FAIL;
+	/* The child is gone: the THP's other pages are ours alone. */
+	for (unsigned long i = k; i < THP_PAGES; i++)
+		before[i] = pfn_of(mem + i * PAGE);
+	rich_fill(mem, k * PAGE, THP, 2);
+	for (unsigned long i = k; i < THP_PAGES; i++) {
+		uint64_t now = pfn_of(mem + i * PAGE);
+
+		if (precise && now != before[i])
+			return fail("page %lu was copied after the child exited, want reuse", i);
+		if (!precise && now == before[i])
+			return fail("page %lu was reused: 6.12 copies pages of large folios", i);
+	}
+	if (rich_check(mem, 0, k * PAGE, 1) || rich_check(mem, k * PAGE, THP, 2))
+		return FAIL;
+	return rich_check(mem, THP, SIZE, 0) ? FAIL : PASS;
+}
+
+/*
+ * A whole THP is swapped out before fork: both processes hold its swap
+ * entries. Writes by either come back as private copies; the other keeps
+ * the data as of fork; a page both read is reused by the last one to write
+ * it once the other is gone.
+ */
+static int swapped_thp_is_written_by_both_after_fork(char *mem)
+{
+	struct chan step1, step2, step3, msg;
+	unsigned long long thpout0, out0, in0;
+	const unsigned long a = 3 * PAGE, b = 9 * PAGE, c = 20 * PAGE;
+	uint64_t pfn_c;
+	pid_t pid;
+
+	if (!rich_area(mem))
+		return fail("no THP after the rich fill");
+	thpout0 = vmstat("thp_swpout") + vmstat("thp_swpout_fallback");
+	out0 = vmstat("pswpout");
+	madvise(mem, THP, MADV_PAGEOUT);
+	if (vmstat("pswpout") - out0 != THP_PAGES ||
+	    vmstat("thp_swpout") + vmstat("thp_swpout_fallback") - thpout0 != 1)
+		return fail("paging out the THP wrote %llu pages (want %lu)",
+			    vmstat("pswpout") - out0, THP_PAGES);
+	for (unsigned long off = 0; off < THP; off += PAGE)
+		if (!swapped(mem + off))
+			return fail("page %lu not in swap", off / PAGE);
+	in0 = vmstat("pswpin");
+	chan_init(&step1);
+	chan_init(&step2);
+	chan_init(&step3);
+	chan_init(&msg);
+	pid = fork();
+	if (pid == 0) {
+		int bad;
+
+		await(&step1);			/* the parent wrote a */
+		bad = rich_check(mem, a, a + PAGE, 0);
+		if (!bad)
+			rich_fill(mem, b, b + PAGE, 3);	/* the child writes b */
+		if (!bad)
+			bad = rich_check(mem, c, c + PAGE, 0);	/* and reads c */
+		post(&step2);
+		await(&step3);
+		if (!bad)
+			bad = rich_check(mem, b, b + PAGE, 3) ||
+			      rich_check(mem, 0, a, 0) || rich_check(mem, a + PAGE, b, 0) ||
+			      rich_check(mem, b + PAGE, THP, 0);
+		child_done(msg.fd[1], bad);
+	}
+	rich_fill(mem, a, a + PAGE, 1);		/* the parent writes a */
+	post(&step1);
+	await(&step2);
+	if (rich_check(mem, b, b + PAGE, 0) || rich_check(mem, c, c + PAGE, 0)) {
+		post(&step3);
+		reap(pid, msg.fd[0]);
+		return FAIL;
+	}
+	pfn_c = pfn_of(mem + c);		/* both mapped it from the swap cache */
+	post(&step3);
+	if (reap(pid, msg.fd[0]) == FAIL)
+		return FAIL;
+	rich_fill(mem, c, c + PAGE, 4);		/* the child is gone: reuse */
+	if (pfn_of(mem + c) != pfn_c)
+		return fail("page c was copied after the child exited, want order-0 reuse");
+	if (vmstat("pswpin") == in0)
+		return fail("nothing was swapped in");
+	if (rich_check(mem, a, a + PAGE, 1) || rich_check(mem, c, c + PAGE, 4) ||
+	    rich_check(mem, 0, a, 0) || rich_check(mem, a + PAGE, c, 0) ||
+	    rich_check(mem, c + PAGE, SIZE, 0))
+		return FAIL;
+	return PASS;
+}
+
+/*
+ * "Whole again": a THP that went to swap comes back as order-0 pages; a
+ * MADV_COLLAPSE makes it one THP again. PTE-mapped, shared by fork, then
+ * ours alone: precise tracking reuses it, 6.12 copies.
+ */
+static int collapsed_after_swap_thp_is_reused(char *mem)
+{
+	static uint64_t before[THP_PAGES];
+	unsigned long long out0;
+
+	if (!rich_area(mem))
+		return fail("no THP after the rich fill");
+	out0 = vmstat("pswpout");
+	madvise(mem, THP, MADV_PAGEOUT);
+	if (vmstat("pswpout") - out0 != THP_PAGES || !swapped(mem + PAGE))
+		return fail("the THP did not go to swap");
+	if (madvise(mem, THP, MADV_COLLAPSE))
+		return fail("MADV_COLLAPSE: %s", strerror(errno));
+	if (!is_thp(mem) || !is_thp(mem + THP - PAGE) || rich_check(mem, 0, THP, 0))
+		return why[0] ? FAIL : fail("MADV_COLLAPSE gave no THP");
+	mprotect(mem + PAGE, PAGE, PROT_READ);	/* PTE-map it again */
+	mprotect(mem + PAGE, PAGE, PROT_READ | PROT_WRITE);
+	for (unsigned long i = 0; i < THP_PAGES; i++)
+		before[i] = pfn_of(mem + i * PAGE);
+	{
+		pid_t pid = fork();
+		int status;
+
+		if (pid == 0)
+			_exit(0);
+		waitpid(pid, &status, 0);
+	}
+	if (rmap_verify(mem, THP) == FAIL)
+		return FAIL;
+	rich_fill(mem, 0, THP, 5);
+	for (unsigned long i = 0; i < THP_PAGES; i++) {
+		uint64_t now = pfn_of(mem + i * PAGE);
+
+		if (precise && now != before[i])
+			return fail("page %lu of the collapsed THP was copied, want reuse", i);
+		if (!precise && now == before[i])
+			return fail("page %lu was reused: 6.12 copies pages of large folios", i);
+	}
+	return rich_check(mem, 0, THP, 5) || rich_check(mem, THP, SIZE, 0) ? FAIL : PASS;
+}
+
+static int write_sys(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n = -1;
+
+	if (fd >= 0) {
+		n = write(fd, val, strlen(val));
+		close(fd);
+	}
+	return n == (ssize_t)strlen(val) ? 0 : -1;
+}
+
+/*
+ * A large folio in the swap cache is never reused: the swap cache holds one
+ * reference per page, so refcount > mapcount. The state comes from a swap
+ * write that fails (zram with a one-page memory limit): the folio stays in
+ * the swap cache, unmapped; a read fault maps all of it back and leaves it
+ * there. Then fork, the child exits, and the parent's write must copy the
+ * page (on every kernel) and keep the data.
+ */
+static int swapcache_folio_is_not_reused(char *mem)
+{
+	const char *limit = "/sys/block/zram0/mem_limit";
+	static char prime[4 * 4096];
+	char *p;
+	uint64_t pfn, f;
+	pid_t pid;
+	int status;
+
+	if (!rich_area(mem))
+		return fail("no THP after the rich fill");
+	/* Prime zram with stored data, so that a one-page limit is exceeded. */
+	p = mmap(NULL, sizeof(prime), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return fail("mmap: %s", strerror(errno));
+	madvise(p, sizeof(prime), MADV_NOHUGEPAGE);
+	rich_fill(p, 0, sizeof(prime), 7);
+	madvise(p, sizeof(prime), MADV_PAGEOUT);
+	if (write_sys(limit, "4096"))
+		return fail("cannot set %s: %s", limit, strerror(errno));
+	madvise(mem, THP, MADV_PAGEOUT);	/* the write fails */
+	write_sys(limit, "0");
+	(void)*(volatile char *)(mem + 5);	/* read fault: all of it back */
+	f = kflags(mem + 17 * PAGE);
+	if (!((f >> KPF_THP) & 1) || !((f >> KPF_SWAPCACHE) & 1) || swapped(mem + 17 * PAGE)) {
+		munmap(p, sizeof(prime));
+		return fail("could not get a mapped THP in the swap cache (kpageflags %#llx)",
+			    (unsigned long long)f);
+	}
+	pid = fork();
+	if (pid == 0)
+		_exit(0);
+	waitpid(pid, &status, 0);
+	pfn = pfn_of(mem + 17 * PAGE);
+	rich_fill(mem + 17 * PAGE, 0, PAGE, 6);
+	if (pfn_of(mem + 17 * PAGE) == pfn)
+		return fail("a page of a THP in the swap cache was reused (refcount includes the swap cache)");
+	if (rich_check(p, 0, sizeof(prime), 7)) {
+		munmap(p, sizeof(prime));
+		return FAIL;
+	}
+	munmap(p, sizeof(prime));
+	if (rich_check(mem + 17 * PAGE, 0, PAGE, 6))
+		return FAIL;
+	return rich_check(mem, 0, 17 * PAGE, 0) || rich_check(mem, 18 * PAGE, SIZE, 0) ? FAIL : PASS;
+}
+
+static const struct scenario scenarios[] = {
+	{ "pageout_leaves_a_shared_thp_alone", pageout_leaves_a_shared_thp_alone },
+	{ "pageout_leaves_a_folio_the_child_still_maps", pageout_leaves_a_folio_the_child_still_maps },
+	{ "cow_copies_go_to_swap_and_back", cow_copies_go_to_swap_and_back },
+	{ "swapped_thp_is_written_by_both_after_fork", swapped_thp_is_written_by_both_after_fork },
+	{ "collapsed_after_swap_thp_is_reused", collapsed_after_swap_thp_is_reused },
+	{ "swapcache_folio_is_not_reused", swapcache_folio_is_not_reused },
+};
+
+int main(void)
+{
+	const char *env = getenv("RUSTMM_COW_REUSE");
+	cpu_set_t set;
+
+	setvbuf(stdout, NULL, _IONBF, 0);
+	if (!env || (strcmp(env, "0") && strcmp(env, "1"))) {
+		printf("RUSTMM-TEST cow_swap.setup FAIL RUSTMM_COW_REUSE must be 0 or 1\n");
+		return 1;
+	}
+	precise = env[0] == '1';
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) ||
+	    write_sys("/proc/sys/vm/page-cluster", "0")) {
+		printf("RUSTMM-TEST cow_swap.setup FAIL cannot pin to CPU 0 or set page-cluster\n");
+		return 1;
+	}
+	return run_scenarios("cow_swap", scenarios, sizeof(scenarios) / sizeof(scenarios[0]),
+			     precise ? "[precise] " : "[base] ") ? 1 : 0;
+}

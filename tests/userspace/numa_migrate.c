@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Migration of PTE-mapped anonymous THP between the guest's two NUMA nodes
+ * (numa=fake=2), by mbind(MPOL_MF_MOVE), move_pages() and NUMA balancing:
+ * the callers the rmap-id-users topic switched to folio_mapped_shared().
+ * Where the pages are is read with move_pages(nodes = NULL); that they
+ * moved as THP with kpageflags; /proc/vmstat deltas (pgmigrate_success,
+ * thp_migration_success, numa_pte_updates, numa_hint_faults) show the
+ * paths ran; data is checked in every process.
+ *
+ * Without MPOL_MF_MOVE_ALL, mbind() and move_pages() migrate only folios
+ * the caller does not share. RUSTMM_COW_REUSE=1 (CONFIG_MM_RMAP_ID) means
+ * "shared" is precise; 0 means 6.12's estimate from the first page's
+ * mapcount, which moves a folio a child still maps if the child unmapped
+ * just its first page (a THP the child fully unmapped moves on both).
+ *
+ * Each scenario prints "RUSTMM-TEST numa_migrate.<name> PASS|FAIL|SKIP
+ * <why>"; it skips only if the kernel gave no THP. With fewer than two
+ * memory nodes every scenario fails: the guest must have them.
+ */
+#include "thp_test.h"
+
+#include <sched.h>
+#include <sys/syscall.h>
+
+#define NR_PAGES	(SIZE / PAGE)
+#define MPOL_DEFAULT	0
+#define MPOL_BIND	2
+#define MPOL_MF_MOVE	(1 << 1)
+
+static int precise;
+static int cpu_node0 = -1;	/* a CPU of node 0, for NUMA balancing */
+
+static long sys_mbind(void *addr, unsigned long len, int mode, unsigned long mask,
+		      unsigned long flags)
+{
+	return syscall(SYS_mbind, addr, len, mode, &mask, 8 * sizeof(mask), flags);
+}
+
+/* Node of each of @n pages from @mem (negative errno for none). */
+static int where(char *mem, unsigned long n, int *status)
+{
+	void *pages[NR_PAGES];
+
+	for (unsigned long i = 0; i < n; i++)
+		pages[i] = mem + i * PAGE;
+	return (int)syscall(SYS_move_pages, 0, n, pages, NULL, status, 0);
+}
+
+/* How many of the first @n pages are on @node. */
+static unsigned long on_node(char *mem, unsigned long n, int node)
+{
+	static int status[NR_PAGES];
+	unsigned long count = 0;
+
+	if (where(mem, n, status))
+		return 0;
+	for (unsigned long i = 0; i < n; i++)
+		count += status[i] == node;
+	return count;
+}
+
+static unsigned long long vmstat(const char *name)
+{
+	char key[64];
+	unsigned long long v, found = 0;
+	FILE *f = fopen("/proc/vmstat", "r");
+
+	while (f && fscanf(f, "%63s %llu", key, &v) == 2)
+		if (!strcmp(key, name))
+			found = v;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/*
+ * thp_area() placed on @node: moved there with mbind() while it is ours
+ * alone if the allocator put it elsewhere, and the policy reset to the
+ * default (so NUMA balancing and later mbind() calls can move it).
+ */
+static char *area_on(char *mem, int node)
+{
+	if (!mem)
+		return NULL;
+	if (on_node(mem, NR_PAGES, node) != NR_PAGES) {
+		/* Move it there first (it is ours alone), then check. */
+		if (sys_mbind(mem, SIZE, MPOL_BIND, 1UL << node, MPOL_MF_MOVE) ||
+		    sys_mbind(mem, SIZE, MPOL_DEFAULT, 0, 0) ||
+		    on_node(mem, NR_PAGES, node) != NR_PAGES) {
+			fail("could not place the area on node %d", node);
+			return NULL;
+		}
+	}
+	for (unsigned long t = 0; t < SIZE; t += THP)
+		if (!is_thp(mem + t) || !is_thp(mem + t + THP - PAGE)) {
+			fail("not a THP on node %d", node);
+			return NULL;
+		}
+	return mem;
+}
+
+/*
+ * The child unmapped everything (it stays alive): only we map the THPs,
+ * on every kernel, so mbind(MPOL_MF_MOVE) moves them, as THP.
+ */
+static int mbind_moves_thp_the_child_unmapped(char *mem)
+{
+	struct chan unmapped, done, msg;
+	unsigned long long mig0, thp0;
+	pid_t pid;
+	int r = PASS;
+
+	if (!area_on(mem, 0))
+		return FAIL;
+	chan_init(&unmapped);
+	chan_init(&done);
+	chan_init(&msg);
+	pid = fork();
+	if (pid == 0) {
+		munmap(raw_area, SIZE + THP);
+		post(&unmapped);
+		await(&done);
+		child_done(msg.fd[1], 0);
+	}
+	await(&unmapped);
+	mig0 = vmstat("pgmigrate_success");
+	thp0 = vmstat("thp_migration_success");
+	if (sys_mbind(mem, SIZE, MPOL_BIND, 1UL << 1, MPOL_MF_MOVE))
+		r = fail("mbind: %s", strerror(errno));
+	else if (on_node(mem, NR_PAGES, 1) != NR_PAGES)
+		r = fail("%lu of %lu pages moved to node 1", on_node(mem, NR_PAGES, 1), NR_PAGES);
+	else if (vmstat("thp_migration_success") - thp0 != SIZE / THP ||
+		 vmstat("pgmigrate_success") - mig0 < NR_PAGES)
+		r = fail("vmstat: thp_migration_success +%llu, pgmigrate_success +%llu",
+			 vmstat("thp_migration_success") - thp0, vmstat("pgmigrate_success") - mig0);
+	else if (!is_thp(mem) || !is_thp(mem + THP))
+		r = fail("the pages moved but are no longer THP");
+	post(&done);
+	if (reap(pid, msg.fd[0]) == FAIL || r == FAIL)
+		return FAIL;
+	return check(mem, 0, SIZE, 0) ? FAIL : PASS;
+}
+
+/*
+ * The child unmapped only the first page of each THP and still maps the
+ * rest: the folios are shared, and mbind() without MPOL_MF_MOVE_ALL must
+ * leave them (precise). 6.12's estimate reads the first page alone and
+ * moves them under the child. The child's data is intact either way.
+ */
+static int mbind_leaves_thp_the_child_still_maps(char *mem)
+{
+	struct chan unmapped, done, msg;
+	unsigned long moved;
+	pid_t pid;
+	int r = PASS;
+
+	if (!area_on(mem, 0))
+		return FAIL;
+	chan_init(&unmapped);
+	chan_init(&done);
+	chan_init(&msg);
+	pid = fork();
+	if (pid == 0) {
+		int bad = 0;
+
+		for (unsigned long t = 0; t < SIZE; t += THP)
+			munmap(mem + t, PAGE);
+		post(&unmapped);
+		await(&done);
+		for (unsigned long t = 0; t < SIZE && !bad; t += THP)
+			bad = check(mem, t + PAGE, t + THP, 0);
+		child_done(msg.fd[1], bad);
+	}
+	await(&unmapped);
+	if (sys_mbind(mem, SIZE, MPOL_BIND, 1UL << 1, MPOL_MF_MOVE))
+		r = fail("mbind: %s", strerror(errno));
+	moved = on_node(mem, NR_PAGES, 1);
+	if (r == PASS && precise && moved)
+		r = fail("%lu pages of THPs the child still maps were moved without MPOL_MF_MOVE_ALL", moved);
+	if (r == PASS && !precise && moved != NR_PAGES)
+		r = fail("6.12's first-page estimate should move all %lu pages: %lu moved", NR_PAGES, moved);
+	post(&done);
+	if (reap(pid, msg.fd[0]) == FAIL || r == FAIL)
+		return FAIL;
+	return check(mem, 0, SIZE, 0) ? FAIL : PASS;
+}
+
+/* move_pages() of every page of THPs only we map: all move, as THP. */
+static int move_pages_moves_thp_only_we_map(char *mem)
+{
+	static void *pages[NR_PAGES];
+	static int nodes[NR_PAGES], status[NR_PAGES];
+	unsigned long long thp0;
+
+	if (!area_on(mem, 0))
+		return FAIL;
+	{
+		pid_t pid = fork();	/* a child that exits: the THPs are ours again */
+		int st;
+
+		if (pid == 0)
+			_exit(0);
+		waitpid(pid, &st, 0);
+	}
+	for (unsigned long i = 0; i < NR_PAGES; i++) {
+		pages[i] = mem + i * PAGE;
+		nodes[i] = 1;
+	}
+	thp0 = vmstat("thp_migration_success");
+	if (syscall(SYS_move_pages, 0, NR_PAGES, pages, nodes, status, MPOL_MF_MOVE))
+		return fail("move_pages: %s", strerror(errno));
+	for (unsigned long i = 0; i < NR_PAGES; i++)
+		if (status[i] != 1)
+			return fail("page %lu: status %d, want node 1", i, status[i]);
+	if (vmstat("thp_migration_success") - thp0 != SIZE / THP || !is_thp(mem + THP + PAGE))
+		return fail("not migrated as THP (thp_migration_success +%llu)",
+			    vmstat("thp_migration_success") - thp0);
+	return check(mem, 0, SIZE, 0) ? FAIL : PASS;
+}
+
+static int write_sys(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n = -1;
+
+	if (fd >= 0) {
+		n = write(fd, val, strlen(val));
+		close(fd);
+	}
+	return n == (ssize_t)strlen(val) ? 0 : -1;
+}
+
+/*
+ * NUMA balancing: THPs on node 1, the task on a CPU of node 0, touching
+ * them. The scanner marks the PTEs (numa_pte_updates), the hinting faults
+ * (numa_hint_faults) migrate the folios to node 0. Scan knobs are made
+ * fast (debugfs); up to 60 s of touching.
+ */
+static int numa_balancing_moves_thp_to_the_task(char *mem)
+{
+	static const char *const knobs[][2] = {
+		{ "/sys/kernel/debug/sched/numa_balancing/scan_delay_ms", "0" },
+		{ "/sys/kernel/debug/sched/numa_balancing/scan_period_min_ms", "10" },
+		{ "/sys/kernel/debug/sched/numa_balancing/scan_period_max_ms", "100" },
+		{ "/sys/kernel/debug/sched/numa_balancing/scan_size_mb", "256" },
+		{ "/proc/sys/kernel/numa_balancing", "1" },
+	};
+	unsigned long long pte0, hint0, mig0;
+	cpu_set_t set, old;
+	int r = PASS;
+
+	if (cpu_node0 < 0)
+		return fail("no CPU on node 0");
+	if (!area_on(mem, 1))
+		return FAIL;
+	for (unsigned int i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++)
+		if (write_sys(knobs[i][0], knobs[i][1]))
+			return fail("cannot set %s: %s", knobs[i][0], strerror(errno));
+	sched_getaffinity(0, sizeof(old), &old);
+	CPU_ZERO(&set);
+	CPU_SET(cpu_node0, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	pte0 = vmstat("numa_pte_updates");
+	hint0 = vmstat("numa_hint_faults");
+	mig0 = vmstat("pgmigrate_success");
+	for (int round = 0; round < 600 && on_node(mem, NR_PAGES, 0) != NR_PAGES; round++) {
+		for (unsigned long off = 0; off < SIZE; off += PAGE)
+			(void)*(volatile char *)(mem + off);
+		usleep(100000);
+	}
+	write_sys("/proc/sys/kernel/numa_balancing", "0");
+	sched_setaffinity(0, sizeof(old), &old);
+	if (on_node(mem, NR_PAGES, 0) != NR_PAGES)
+		r = fail("after 60 s %lu of %lu pages on node 0 (numa_pte_updates +%llu, numa_hint_faults +%llu)",
+			 on_node(mem, NR_PAGES, 0), NR_PAGES, vmstat("numa_pte_updates") - pte0,
+			 vmstat("numa_hint_faults") - hint0);
+	else if (vmstat("numa_pte_updates") == pte0 || vmstat("numa_hint_faults") == hint0 ||
+		 vmstat("pgmigrate_success") == mig0)
+		r = fail("moved without NUMA balancing's counters moving");
+	if (r == FAIL)
+		return FAIL;
+	return check(mem, 0, SIZE, 0) ? FAIL : PASS;
+}
+
+static const struct scenario scenarios[] = {
+	{ "mbind_moves_thp_the_child_unmapped", mbind_moves_thp_the_child_unmapped },
+	{ "mbind_leaves_thp_the_child_still_maps", mbind_leaves_thp_the_child_still_maps },
+	{ "move_pages_moves_thp_only_we_map", move_pages_moves_thp_only_we_map },
+	{ "numa_balancing_moves_thp_to_the_task", numa_balancing_moves_thp_to_the_task },
+};
+
+/* A CPU of node 0 from /sys/devices/system/node/node0/cpulist. */
+static int first_cpu_of_node0(void)
+{
+	char buf[64] = "";
+	int fd = open("/sys/devices/system/node/node0/cpulist", O_RDONLY);
+
+	if (fd < 0)
+		return -1;
+	if (read(fd, buf, sizeof(buf) - 1) <= 0)
+		buf[0] = 0;
+	close(fd);
+	return buf[0] >= '0' && buf[0] <= '9' ? atoi(buf) : -1;
+}
+
+int main(void)
+{
+	const char *env = getenv("RUSTMM_COW_REUSE");
+
+	setvbuf(stdout, NULL, _IONBF, 0);
+	if (!env || (strcmp(env, "0") && strcmp(env, "1"))) {
+		printf("RUSTMM-TEST numa_migrate.setup FAIL RUSTMM_COW_REUSE must be 0 or 1\n");
+		return 1;
+	}
+	precise = env[0] == '1';
+	if (access("/sys/devices/system/node/node1", F_OK)) {
+		printf("RUSTMM-TEST numa_migrate.setup FAIL the guest has one NUMA node (numa=fake=2?)\n");
+		return 1;
+	}
+	cpu_node0 = first_cpu_of_node0();
+	return run_scenarios("numa_migrate", scenarios, sizeof(scenarios) / sizeof(scenarios[0]),
+			     precise ? "[precise] " : "[base] ") ? 1 : 0;
+}
