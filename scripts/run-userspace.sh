@@ -43,7 +43,7 @@ ROOT="$BUILD_DIR/initramfs-$NAME"
 CPIO="$BUILD_DIR/initramfs-$NAME.cpio"
 LOG="${USERSPACE_LOG:-$BUILD_DIR/userspace.log}"
 TIMEOUT="${USERSPACE_TIMEOUT:-5400}"
-SETS="${USERSPACE_KSFT_SETS:-all full}"
+SETS="${USERSPACE_KSFT_SETS:-all patched}"
 
 [ -f "$KERNEL" ] || die "no kernel at $KERNEL (run: make kunit)"
 for c in BLK_DEV_INITRD DEVTMPFS ZRAM NUMA_EMU HUGETLBFS; do

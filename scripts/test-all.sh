@@ -1,46 +1,61 @@
 #!/usr/bin/env bash
 # `make test-all`: everything `make test` runs, then what does not fit CI's
-# time: every mm selftest of tests/userspace/ksft.list booted on the
-# unpatched kernel too, with the same outcome case by case as on the
-# patched one (make test compares the "all" set), and the bisectability
-# build of every prefix of the stack (scripts/bisect-build.sh). Ends with one line 'N passed, N failed' over
-# both. Run it before resolving an issue and quote its last line.
+# time, before an issue is resolved:
+#   - our KUnit suites in a CONFIG_KCSAN=y build, and no KCSAN report from
+#     our code (scripts/run-kcsan.sh);
+#   - every mm selftest of tests/userspace/ksft.list (sets all, patched and
+#     full) booted on the patched and on the unpatched kernel, with the same
+#     outcome case by case (make test compares selftests/mm/cow);
+#   - bisectability: every prefix of the stack builds
+#     (scripts/bisect-build.sh).
+# Ends with one line 'N passed, N failed' over all of it.
 set -uo pipefail
 # shellcheck source=scripts/env.sh
 . "$(dirname "$0")/env.sh"
 mkdir -p "$BUILD_DIR"
 
-bash "$RUST_MM_TOP/scripts/test.sh" 2>&1 | tee "$BUILD_DIR/test-all.test.out"
-last="$(tail -n 1 "$BUILD_DIR/test-all.test.out")"
-passed=0 failed=1
-if [[ "$last" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
-	passed="${BASH_REMATCH[1]}" failed="${BASH_REMATCH[2]}"
-fi
-
-say "== full parity: every mm selftest on the unpatched kernel too, the same outcome case by case =="
-USERSPACE_KSFT_SETS="all full" USERSPACE_LOG="$BUILD_DIR/userspace-base-full.log" \
-	bash "$RUST_MM_TOP/scripts/run-variant.sh" base 2>&1 | sed 's/^userspace-base: /userspace-base-full: /' |
-	tee "$BUILD_DIR/test-all.base-full.out"
-python3 "$RUST_MM_TOP/scripts/ksft-parity.py" "$BUILD_DIR/userspace.log.txt" \
-	"$BUILD_DIR/userspace-base-full.log.txt" 2>&1 | tee "$BUILD_DIR/test-all.parity.out"
-for f in base-full parity; do
-	last="$(tail -n 1 "$BUILD_DIR/test-all.$f.out")"
-	if [[ "$last" =~ :\ ([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
-		passed=$((passed + BASH_REMATCH[1])) failed=$((failed + BASH_REMATCH[2]))
+passed=0 failed=0
+# Count the last line 'TAG: N passed, N failed' of a stage's output file.
+count() { # FILE WHAT
+	local last
+	last="$(tail -n 1 "$1")"
+	if [[ "$last" =~ ^([a-z-]+:\ )?([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
+		passed=$((passed + BASH_REMATCH[2])) failed=$((failed + BASH_REMATCH[3]))
 	else
-		echo "rust-mm: the $f stage did not report results"
+		echo "rust-mm: $2 did not report results"
 		failed=$((failed + 1))
 	fi
-done
+}
 
-say "== bisectability: every prefix of the stack builds (x86_64, KUnit config) =="
-bash "$RUST_MM_TOP/scripts/bisect-build.sh" 2>&1 | tee "$BUILD_DIR/bisect.out"
-last="$(tail -n 1 "$BUILD_DIR/bisect.out")"
-if [[ "$last" =~ ^bisect:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
-	passed=$((passed + BASH_REMATCH[1])) failed=$((failed + BASH_REMATCH[2]))
+bash "$RUST_MM_TOP/scripts/test.sh" 2>&1 | tee "$BUILD_DIR/test-all.test.out"
+count "$BUILD_DIR/test-all.test.out" "make test"
+
+say "== KUnit in a KCSAN build (x86_64, QEMU) =="
+bash "$RUST_MM_TOP/scripts/run-kcsan.sh" 2>&1 | tee "$BUILD_DIR/test-all.kcsan.out"
+count "$BUILD_DIR/test-all.kcsan.out" "the KCSAN run"
+# One more check: no KCSAN report from our code.
+if grep -q '^kcsan: [0-9]* reports (0 from rust-mm code)' "$BUILD_DIR/test-all.kcsan.out"; then
+	passed=$((passed + 1))
 else
-	echo "rust-mm: the bisectability build did not report results"
+	echo "rust-mm: KCSAN reported a data race in rust-mm code (or did not run)"
 	failed=$((failed + 1))
 fi
+
+say "== every mm selftest on the patched and on the unpatched kernel =="
+USERSPACE_KSFT_SETS="all patched full" USERSPACE_LOG="$BUILD_DIR/userspace-full.log" \
+	USERSPACE_NAME=full bash "$RUST_MM_TOP/scripts/run-userspace.sh" 2>&1 |
+	tee "$BUILD_DIR/test-all.full.out"
+count "$BUILD_DIR/test-all.full.out" "the full patched run"
+USERSPACE_KSFT_SETS="all patched full" USERSPACE_LOG="$BUILD_DIR/userspace-base-full.log" \
+	bash "$RUST_MM_TOP/scripts/run-variant.sh" base 2>&1 | tee "$BUILD_DIR/test-all.base-full.out"
+count "$BUILD_DIR/test-all.base-full.out" "the full unpatched run"
+python3 "$RUST_MM_TOP/scripts/ksft-parity.py" "$BUILD_DIR/userspace-full.log.txt" \
+	"$BUILD_DIR/userspace-base-full.log.txt" 2>&1 | tee "$BUILD_DIR/test-all.parity.out"
+count "$BUILD_DIR/test-all.parity.out" "the parity check"
+
+say "== bisectability: every prefix of the stack builds (x86_64, KUnit config) =="
+bash "$RUST_MM_TOP/scripts/bisect-build.sh" 2>&1 | tee "$BUILD_DIR/test-all.bisect.out"
+count "$BUILD_DIR/test-all.bisect.out" "the bisectability build"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

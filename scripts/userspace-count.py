@@ -124,6 +124,16 @@ def parse(path):
     return records
 
 
+def times(path):
+    """(program, seconds) from init's RUSTMM-PROGRAM-TIME lines."""
+    out = []
+    for line in open(path, errors="replace").read().replace("\r", "").split("\n"):
+        m = re.match(r"RUSTMM-PROGRAM-TIME (\S+) (\d+) s", line)
+        if m:
+            out.append((m.group(1), int(m.group(2))))
+    return out
+
+
 def main():
     counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
     skips = {}  # (program, reason) -> count, for kselftests
@@ -135,6 +145,10 @@ def main():
             print(f"  {where}: {name} {status} {why}".rstrip())
     for (p, why), n in sorted(skips.items()):
         print(f"  {p}: {n} SKIP: {why}")
+    t = times(sys.argv[1])
+    if t:
+        print("  time (guest s): " + ", ".join(f"{p} {s}" for p, s in t) +
+              f"; total {sum(s for _, s in t)}")
     print(f"userspace: {counts['PASS']} passed, {counts['FAIL']} failed, {counts['SKIP']} skipped")
 
 

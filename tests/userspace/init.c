@@ -36,6 +36,7 @@
 #include <sys/stat.h>
 #include <sys/swap.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_PROGRAMS	64
@@ -228,6 +229,15 @@ static void sysctls_restore(const struct sysctl *s, int n)
 			write_file(s[n].path, s[n].old);
 }
 
+/* How long a program ran (guest time): what make test's budget is made of. */
+static void print_time(const char *name, const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	printf("RUSTMM-PROGRAM-TIME %s %ld s\n", name, (long)(t1.tv_sec - t0->tv_sec));
+}
+
 static volatile sig_atomic_t alarmed;
 
 static void on_alarm(int sig)
@@ -247,6 +257,7 @@ static void run(const char *name)
 	long timeout = read_timeout(name);
 	struct sysctl sysctls[MAX_SYSCTLS];
 	int status = 0, nsysctl;
+	struct timespec t0;
 	pid_t pid, got;
 
 	read_args(name, argv);
@@ -254,6 +265,7 @@ static void run(const char *name)
 	snprintf(dir, sizeof(dir), "/tmp/run-%s", name);
 	mkdir(dir, 0755);
 	printf("RUSTMM-PROGRAM %s start\n", name);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	pid = fork();
 	if (pid == 0) {
 		setpgid(0, 0);
@@ -275,6 +287,7 @@ static void run(const char *name)
 		got = waitpid(pid, &status, 0);
 	} while (got < 0 && errno == EINTR && !alarmed);
 	alarm(0);
+	print_time(name, &t0);
 	if (alarmed && got != pid) {
 		kill(-pid, SIGKILL);
 		got = waitpid(pid, &status, 0);

@@ -186,11 +186,15 @@ static int mbind_leaves_thp_the_child_still_maps(char *mem)
 	return check(mem, 0, SIZE, 0) ? FAIL : PASS;
 }
 
-/* move_pages() of every page of THPs only we map: all move, as THP. */
+/*
+ * move_pages() of THPs only we map (one address per THP: the folio moves
+ * whole; its tail pages, asked for separately, would report -EBUSY while
+ * the folio is isolated): every page ends on node 1, as THP.
+ */
 static int move_pages_moves_thp_only_we_map(char *mem)
 {
-	static void *pages[NR_PAGES];
-	static int nodes[NR_PAGES], status[NR_PAGES];
+	void *pages[SIZE / THP];
+	int nodes[SIZE / THP], status[SIZE / THP];
 	unsigned long long thp0;
 
 	if (!area_on(mem, 0))
@@ -203,16 +207,18 @@ static int move_pages_moves_thp_only_we_map(char *mem)
 			_exit(0);
 		waitpid(pid, &st, 0);
 	}
-	for (unsigned long i = 0; i < NR_PAGES; i++) {
-		pages[i] = mem + i * PAGE;
-		nodes[i] = 1;
+	for (unsigned long t = 0; t < SIZE / THP; t++) {
+		pages[t] = mem + t * THP;
+		nodes[t] = 1;
 	}
 	thp0 = vmstat("thp_migration_success");
-	if (syscall(SYS_move_pages, 0, NR_PAGES, pages, nodes, status, MPOL_MF_MOVE))
+	if (syscall(SYS_move_pages, 0, SIZE / THP, pages, nodes, status, MPOL_MF_MOVE))
 		return fail("move_pages: %s", strerror(errno));
-	for (unsigned long i = 0; i < NR_PAGES; i++)
-		if (status[i] != 1)
-			return fail("page %lu: status %d, want node 1", i, status[i]);
+	for (unsigned long t = 0; t < SIZE / THP; t++)
+		if (status[t] != 1)
+			return fail("THP %lu: status %d, want node 1", t, status[t]);
+	if (on_node(mem, NR_PAGES, 1) != NR_PAGES)
+		return fail("%lu of %lu pages on node 1", on_node(mem, NR_PAGES, 1), NR_PAGES);
 	if (vmstat("thp_migration_success") - thp0 != SIZE / THP || !is_thp(mem + THP + PAGE))
 		return fail("not migrated as THP (thp_migration_success +%llu)",
 			    vmstat("thp_migration_success") - thp0);
