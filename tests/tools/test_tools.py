@@ -40,6 +40,7 @@ def load(name, file):
 
 report = load("bench_report", "bench-report.py")
 cover = load("cover_letter", "cover-letter.py")
+counter = load("userspace_count", "userspace-count.py")
 
 
 def rd(path):
@@ -195,6 +196,77 @@ class CoverCheck(unittest.TestCase):
         text = rd(self.cover).replace("missed", "met")
         wr(self.cover, text)
         self.assertEqual(self.check(), 1)
+
+
+class GuestCount(unittest.TestCase):
+    """scripts/userspace-count.py and ksft-parity.py on synthetic consoles."""
+
+    def setUp(self):
+        self.d = tempfile.mkdtemp()
+
+    def tearDown(self):
+        shutil.rmtree(self.d)
+
+    def console(self, text, name="c.log"):
+        path = os.path.join(self.d, name)
+        wr(path, text)
+        return path
+
+    def statuses(self, text):
+        return [(p, s) for p, _, s, _ in counter.parse(self.console(text))]
+
+    def test_an_oom_killed_program_fails_even_after_passes(self):
+        r = self.statuses("RUSTMM-PROGRAM ksft_mm_cow start\nok 1 a\n"
+                          "Out of memory: Killed process 42 (ksft_mm_cow) total-vm:1kB\n"
+                          "RUSTMM-PROGRAM ksft_mm_cow killed by signal 9\n")
+        self.assertIn(("ksft_mm_cow", "FAIL"), r)
+
+    def test_a_kernel_warning_fails_the_running_program(self):
+        r = self.statuses("RUSTMM-PROGRAM rustmm_cow_swap start\n"
+                          "WARNING: CPU: 1 PID: 9 at mm/rmap.c:1 x\n"
+                          "RUSTMM-TEST cow_swap.a PASS\nRUSTMM-PROGRAM rustmm_cow_swap exit 0\n")
+        self.assertEqual(r[0], ("rustmm_cow_swap", "FAIL"))
+
+    def test_a_lockdep_report_fails(self):
+        r = self.statuses("RUSTMM-PROGRAM x start\n"
+                          "WARNING: possible circular locking dependency detected\n"
+                          "RUSTMM-PROGRAM x exit 0\n")
+        self.assertIn(("x", "FAIL"), r)
+
+    def test_a_program_killed_by_its_time_limit_fails(self):
+        r = self.statuses("RUSTMM-PROGRAM ksft_mm_migration start\nok 1 a\n"
+                          "RUSTMM-PROGRAM ksft_mm_migration timeout after 900 s\n")
+        self.assertIn(("ksft_mm_migration", "FAIL"), r)
+
+    def test_a_failed_setup_step_fails(self):
+        r = self.statuses("RUSTMM-SETUP swap FAIL swapon /dev/zram0: EINVAL\n")
+        self.assertEqual(r, [("boot", "FAIL")])
+
+    def test_a_silent_nonzero_exit_fails_but_ksft_skip_does_not(self):
+        r = self.statuses("RUSTMM-PROGRAM a start\nRUSTMM-PROGRAM a exit 1\n"
+                          "RUSTMM-PROGRAM b start\nok 1 # SKIP no KSM\nRUSTMM-PROGRAM b exit 4\n")
+        self.assertEqual(r, [("a", "FAIL"), ("b", "SKIP")])
+
+    def test_khugepaged_and_uffd_formats_are_counted(self):
+        r = self.statuses("RUSTMM-PROGRAM ksft_mm_khugepaged start\nRun test: collapse (anon)\n"
+                          "Collapse fully populated PTE table.... \x1b[0;32mOK\x1b[0m\n"
+                          "Swapout one page... \x1b[0;31mFail\x1b[0m\n"
+                          "RUSTMM-PROGRAM ksft_mm_khugepaged exit 1\n"
+                          "RUSTMM-PROGRAM ksft_mm_uffd-unit-tests start\n"
+                          "Testing register-ioctls on anon... done\n"
+                          "Testing minor on hugetlb... skipped [reason: feature missing]\n"
+                          "RUSTMM-PROGRAM ksft_mm_uffd-unit-tests exit 0\n")
+        self.assertEqual([s for _, s in r], ["PASS", "FAIL", "PASS", "SKIP"])
+
+    def test_parity_fails_on_an_outcome_only_one_kernel_has(self):
+        a = self.console("RUSTMM-PROGRAM ksft_mm_cow start\n# [RUN] x\nok 1 y\n"
+                         "# [RUN] z\nok 2 # SKIP swap\nRUSTMM-PROGRAM ksft_mm_cow exit 0\n", "a.log")
+        b = self.console("RUSTMM-PROGRAM ksft_mm_cow start\n# [RUN] x\nok 1 y\n"
+                         "# [RUN] z\nok 2 w\nRUSTMM-PROGRAM ksft_mm_cow exit 0\n", "b.log")
+        r = subprocess.run([sys.executable, os.path.join(TOP, "scripts", "ksft-parity.py"), a, b],
+                           capture_output=True, text=True)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("parity: 1 passed, 1 failed", r.stdout)
 
 
 KSRC = os.path.join(os.environ.get("BUILD_DIR", os.path.join(TOP, "build")), "linux-6.12.117")

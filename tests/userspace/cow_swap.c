@@ -369,9 +369,9 @@ static int collapsed_after_swap_thp_is_reused(char *mem)
 	if (vmstat("pswpout") - out0 != THP_PAGES || !swapped(mem + PAGE))
 		return fail("the THP did not go to swap");
 	/*
-	 * Swap it back in (order-0 pages), then collapse: in this guest
-	 * 6.12's MADV_COLLAPSE fails with EINVAL on a range that is still
-	 * all swap entries (on the base kernel too).
+	 * Swap it back in (order-0 pages), then collapse: MADV_COLLAPSE
+	 * refuses a range without a writable PTE (SCAN_PAGE_RO, EINVAL), and
+	 * one that is all swap entries has none.
 	 */
 	if (rich_check(mem, 0, THP, 0))
 		return FAIL;
