@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
-# Boot the patched kernel under QEMU (x86_64, TCG, 2 vCPUs) with an
-# initramfs of static test programs -- ours (tests/userspace/*.c, as
-# /tests/rustmm_*) and the tree's selftests/mm/cow (/tests/ksft_mm_cow) --
-# and read their results from the serial console.  Uses the KUnit build's bzImage, booted
-# with kunit.enable=0.  Prints one line per test, then
-# 'userspace: N passed, N failed, N skipped'.  A guest that hangs (time
-# limit), panics or stops before "RUSTMM-DONE" fails the run with the tail
-# of its console.
-#   USERSPACE_TIMEOUT   seconds before the guest counts as hung (default 1500)
+# Boot the patched kernel under QEMU as a small machine (x86_64, TCG, 3
+# vCPUs, 2 GiB, two NUMA nodes via numa=fake=2, 512 MiB of zram swap and 64
+# hugetlb pages set up by init; docs/test-guests.md) with an initramfs of
+# static test programs -- ours (tests/userspace/*.c, as /tests/rustmm_*)
+# and the tree's mm selftests listed in tests/userspace/ksft.list (as
+# /tests/ksft_mm_*) -- and read their results from the serial console.
+# Uses the KUnit build's bzImage, booted with kunit.enable=0. Prints one
+# line per test of ours and per non-passing selftest case, the guest time
+# of each program, then 'userspace: N passed, N failed, N skipped'. A guest
+# that hangs (time limit), panics or stops before "RUSTMM-DONE" fails the
+# run with the tail of its console; so do kernel warnings/BUGs/lockdep
+# reports, OOM kills and failed set-up steps (scripts/userspace-count.py).
+#   USERSPACE_TIMEOUT   seconds before the guest counts as hung (default 5400)
 #   USERSPACE_BUILD     kernel build directory to boot (default: the KUnit
 #                       build); its .config says whether COW reuse is
 #                       expected (CONFIG_MM_RMAP_ID=y) or the base behaviour
 #   USERSPACE_LOG       console log (default build/userspace.log)
+#   USERSPACE_NAME      name of the initramfs under build/ (default userspace)
+#   USERSPACE_KSFT_SETS which selftests (ksft.list sets; default "all patched")
 #
 # run-userspace.sh --selfcheck instead builds cow_isolation with
 # -DSELFCHECK_SHARED (MAP_SHARED memory: every write is a "leak") and runs
