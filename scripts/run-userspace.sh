@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Boot the patched kernel under QEMU as a small machine (x86_64, TCG, 3
-# vCPUs, 2 GiB, two NUMA nodes via numa=fake=2, 512 MiB of zram swap and 64
+# vCPUs, 4 GiB, two NUMA nodes via numa=fake=2, 512 MiB of zram swap and 64
 # hugetlb pages set up by init; docs/test-guests.md) with an initramfs of
 # static test programs -- ours (tests/userspace/*.c, as /tests/rustmm_*)
 # and the tree's mm selftests listed in tests/userspace/ksft.list (as
@@ -119,10 +119,12 @@ done < "$RUST_MM_TOP/tests/userspace/ksft.list"
 	die "cannot build $CPIO"
 
 # A machine, not a bare VM: 3 vCPUs (selftests/mm/migration needs 3), two
-# NUMA nodes (numa=fake=2), 2 GiB, 512 MiB of zram swap and 64 hugetlb
+# NUMA nodes (numa=fake=2), 4 GiB (2 GiB per node: khugepaged's
+# collapse_compound_extreme holds 512 PMD THPs, 1 GiB, while it allocates
+# one more on their node), 512 MiB of zram swap and 64 hugetlb
 # pages, set up by init.
 say "booting $KERNEL (COW reuse expected: $reuse, rmap recounts: $verify) with $(grep -c . "$ROOT/tests/order") test program(s) ($nksft mm selftests); console: $LOG"
-timeout "$TIMEOUT" qemu-system-x86_64 -nodefaults -m 2048 -smp 3 \
+timeout "$TIMEOUT" qemu-system-x86_64 -nodefaults -m 4096 -smp 3 \
 	-kernel "$KERNEL" -initrd "$CPIO" \
 	-append "console=ttyS0 panic=-1 kunit.enable=0 rdinit=/init numa=fake=2 RUSTMM_SWAP_MIB=512 RUSTMM_HUGEPAGES=64 RUSTMM_COW_REUSE=$reuse RUSTMM_RMAP_VERIFY=$verify" \
 	-no-reboot -nographic -serial stdio -bios qboot.rom < /dev/null > "$LOG" 2>&1
