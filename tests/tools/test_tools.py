@@ -268,6 +268,17 @@ class GuestCount(unittest.TestCase):
         self.assertNotEqual(r.returncode, 0)
         self.assertIn("parity: 1 passed, 1 failed", r.stdout)
 
+    def test_parity_ignores_measured_numbers_in_a_name_but_not_the_outcome(self):
+        prog = "RUSTMM-PROGRAM ksft_mm_pagemap_ioctl "
+        a = self.console(prog + "start\nok 1 transact_test Extra pages 86 (0.2%)\n"
+                         "ok 2 other 5\n" + prog + "exit 0\n", "a.log")
+        b = self.console(prog + "start\nok 1 transact_test Extra pages 97 (0.2%)\n"
+                         "not ok 2 other 5\n" + prog + "exit 1\n", "b.log")
+        r = subprocess.run([sys.executable, os.path.join(TOP, "scripts", "ksft-parity.py"), a, b],
+                           capture_output=True, text=True)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("parity: 1 passed, 1 failed", r.stdout)
+
 
 KSRC = os.path.join(os.environ.get("BUILD_DIR", os.path.join(TOP, "build")), "linux-6.12.117")
 
