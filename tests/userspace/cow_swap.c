@@ -60,20 +60,6 @@ static int rich_check(const char *mem, unsigned long from, unsigned long to, int
 	return 0;
 }
 
-static unsigned long long vmstat(const char *name)
-{
-	char key[64];
-	unsigned long long v, found = 0;
-	FILE *f = fopen("/proc/vmstat", "r");
-
-	while (f && fscanf(f, "%63s %llu", key, &v) == 2)
-		if (!strcmp(key, name))
-			found = v;
-	if (f)
-		fclose(f);
-	return found;
-}
-
 /* The raw pagemap entry of @addr (0 if unreadable). */
 static uint64_t pagemap(void *addr)
 {
@@ -405,18 +391,6 @@ static int collapsed_after_swap_thp_is_reused(char *mem)
 			return fail("page %lu was reused: 6.12 copies pages of large folios", i);
 	}
 	return rich_check(mem, 0, THP, 5) || rich_check(mem, THP, SIZE, 0) ? FAIL : PASS;
-}
-
-static int write_sys(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n = -1;
-
-	if (fd >= 0) {
-		n = write(fd, val, strlen(val));
-		close(fd);
-	}
-	return n == (ssize_t)strlen(val) ? 0 : -1;
 }
 
 /*

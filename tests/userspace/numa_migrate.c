@@ -62,20 +62,6 @@ static unsigned long on_node(char *mem, unsigned long n, int node)
 	return count;
 }
 
-static unsigned long long vmstat(const char *name)
-{
-	char key[64];
-	unsigned long long v, found = 0;
-	FILE *f = fopen("/proc/vmstat", "r");
-
-	while (f && fscanf(f, "%63s %llu", key, &v) == 2)
-		if (!strcmp(key, name))
-			found = v;
-	if (f)
-		fclose(f);
-	return found;
-}
-
 /*
  * thp_area() placed on @node: moved there with mbind() while it is ours
  * alone if the allocator put it elsewhere, and the policy reset to the
@@ -240,18 +226,6 @@ static int move_pages_moves_thp_only_we_map(char *mem)
 		return fail("not migrated as THP (thp_migration_success +%llu)",
 			    vmstat("thp_migration_success") - thp0);
 	return check(mem, 0, SIZE, 0) ? FAIL : PASS;
-}
-
-static int write_sys(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n = -1;
-
-	if (fd >= 0) {
-		n = write(fd, val, strlen(val));
-		close(fd);
-	}
-	return n == (ssize_t)strlen(val) ? 0 : -1;
 }
 
 /*

@@ -133,6 +133,34 @@ static inline char *thp_area(void)
 	return mem;
 }
 
+/* A counter of /proc/vmstat (0 if absent). */
+static inline unsigned long long vmstat(const char *name)
+{
+	char key[64];
+	unsigned long long v, found = 0;
+	FILE *f = fopen("/proc/vmstat", "r");
+
+	while (f && fscanf(f, "%63s %llu", key, &v) == 2)
+		if (!strcmp(key, name))
+			found = v;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* Write @val to a sysctl or sysfs file: 0, or -1. */
+static inline int write_sys(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n = -1;
+
+	if (fd >= 0) {
+		n = write(fd, val, strlen(val));
+		close(fd);
+	}
+	return n == (ssize_t)strlen(val) ? 0 : -1;
+}
+
 /* A one-byte message over a pipe: the processes' only synchronisation. */
 struct chan {
 	int fd[2];
