@@ -159,8 +159,11 @@ export)
 	fi
 	;;
 refresh)
-	# Map the tree's commits to topics by count (generated Rust patch
-	# first, then the series), and rewrite each topic's patch files.
+	# Map the tree's commits to topics by count, in each topic's plan
+	# (generated Rust patches where rust-files puts them, the series
+	# between), and rewrite each topic's patch files; the names may change
+	# (their numbers are positions in the topic), and so do the names
+	# rust-files' '@ after' lines give.
 	total=0
 	for t in $(topics_all); do total=$((total + $(topic_ncommits "$t"))); done
 	have="$(git_t rev-list --count pristine..rust-mm)"
@@ -170,17 +173,33 @@ refresh)
 	i=0
 	for t in $(topics_all); do
 		d="$TOPICS_DIR/$t"
-		n="$(topic_ncommits "$t")"
-		first=0
-		topic_has_rust "$t" && first=1
-		rm -f "$d"/[0-9][0-9][0-9][0-9]-*.patch
-		for ((k = first; k < n; k++)); do
-			git_t format-patch -q --zero-commit --no-signature --start-number $((k + 1)) \
-				-o "$d" -1 "${commits[$((i + k))]}"
+		mapfile -t plan < <(topic_plan "$t")
+		tmpd="$BUILD_DIR/refresh-$t"
+		rm -rf "$tmpd" && mkdir -p "$tmpd"
+		declare -A renamed=()
+		for ((k = 0; k < ${#plan[@]}; k++)); do
+			read -r kind x <<< "${plan[$k]}"
+			[ "$kind" = patch ] || continue
+			new="$(git_t format-patch --abbrev=9 --zero-commit --no-signature --start-number $((k + 1)) \
+				-o "$tmpd" -1 "${commits[$((i + k))]}")"
+			renamed[$x]="$(basename "$new")"
 		done
+		rm -f "$d"/[0-9][0-9][0-9][0-9]-*.patch
+		cp "$tmpd"/*.patch "$d"/
 		# format-patch -1 numbers every patch [PATCH]; keep the files' names.
 		(cd "$d" && ls [0-9][0-9][0-9][0-9]-*.patch 2>/dev/null || true) > "$d/series"
-		i=$((i + n))
+		if topic_has_rust "$t"; then
+			while IFS= read -r line; do
+				if [[ "$line" =~ ^@[[:space:]]*after[[:space:]]+([^[:space:]]+)[[:space:]]+(.*)$ ]]; then
+					x="${BASH_REMATCH[1]}"
+					line="@ after ${renamed[$x]:-$x} ${BASH_REMATCH[2]}"
+				fi
+				printf '%s\n' "$line"
+			done < "$d/rust-files" > "$tmpd/rust-files"
+			cp "$tmpd/rust-files" "$d/rust-files"
+		fi
+		unset renamed
+		i=$((i + ${#plan[@]}))
 		say "kernel-patches/$t refreshed: $(grep -c . "$d/series") patches"
 	done
 	;;

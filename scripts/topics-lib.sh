@@ -10,10 +10,17 @@
 #                gating its Rust modules in rust/mm/rust_mm.rs, if any)
 #   cover        the text of its cover letter (scripts/cover-letter.py)
 #   series       its patches, in order
-#   rust-files   (optional) files of this repository it adds to rust/mm; it
-#                then starts with a generated patch of those files, whose
-#                commit message is rust.commit and which also inserts the
-#                MAINTAINERS section in 'maintainers' (if that file exists)
+#   rust-files   (optional) files of this repository it adds to rust/mm,
+#                in generated patches. The lines before the first '@' line
+#                are the topic's first patch, whose commit message is
+#                rust.commit and which also inserts the MAINTAINERS section
+#                in 'maintainers' (if that file exists). A line
+#                '@ after PATCH MESSAGE' starts a group of files committed
+#                right after PATCH of its series, with the commit message in
+#                the file MESSAGE of the topic's directory: Rust that needs
+#                C definitions a patch adds comes right after that patch,
+#                so that every prefix of the stack builds. The crate root
+#                rust/mm/rust_mm.rs is generated again with every group.
 
 TOPICS_DIR="$RUST_MM_TOP/kernel-patches"
 # Fixed identity of the generated commits (the pristine tree and each
@@ -36,11 +43,48 @@ topic_patches() { # TOPIC: its patch files, in order
 
 topic_has_rust() { [ -f "$TOPICS_DIR/$1/rust-files" ]; }
 
+# The '@ after PATCH MESSAGE' lines of TOPIC's rust-files, as "PATCH MESSAGE".
+rust_group_heads() { # TOPIC
+	topic_has_rust "$1" || return 0
+	sed -n 's/^@[[:space:]]*after[[:space:]]\{1,\}//p' "$TOPICS_DIR/$1/rust-files"
+}
+
+# The files of group IDX (0: the first patch) of TOPIC's rust-files.
+rust_group_files() { # TOPIC IDX
+	awk -v want="$2" '/^[[:space:]]*(#|$)/ { next }
+		/^@/ { g++; next }
+		g == want { print $1 }' "$TOPICS_DIR/$1/rust-files"
+}
+
+# Every file of TOPIC's rust-files, and the commit messages of its groups.
+rust_files_all() { # TOPIC
+	sed -e '/^[[:space:]]*#/d' -e '/^[[:space:]]*$/d' -e '/^@/d' "$TOPICS_DIR/$1/rust-files"
+}
+
+# TOPIC's commits in apply order: "rust IDX" for a generated patch, "patch
+# FILE" for a file of its series. Dies on an '@ after' naming no patch.
+topic_plan() { # TOPIC
+	local t="$1" p g=1 after msg
+	local -A at=()
+	if topic_has_rust "$t"; then
+		echo "rust 0"
+		while read -r after msg; do
+			[ -n "$msg" ] && [ -f "$TOPICS_DIR/$t/$msg" ] ||
+				die "kernel-patches/$t/rust-files: '@ after $after $msg': no commit message file kernel-patches/$t/$msg"
+			topic_patches "$t" | grep -qxF "$after" ||
+				die "kernel-patches/$t/rust-files: '@ after $after': no such patch in kernel-patches/$t/series"
+			at[$after]+="$g "
+			g=$((g + 1))
+		done < <(rust_group_heads "$t")
+	fi
+	for p in $(topic_patches "$t"); do
+		echo "patch $p"
+		for g in ${at[$p]:-}; do echo "rust $g"; done
+	done
+}
+
 topic_ncommits() { # TOPIC: commits it adds to a tree
-	local n
-	n="$(topic_patches "$1" | wc -l)"
-	topic_has_rust "$1" && n=$((n + 1))
-	echo "$n"
+	topic_plan "$1" | wc -l
 }
 
 # Every topic exists and depends only on topics listed before it.
@@ -107,7 +151,9 @@ topics_check_closed() { # TOPIC...
 # rust/mm/rust_mm.rs as a tree with the topics STACK applied has it: the
 # items gated by the Kconfig option of a topic outside STACK are left out
 # (#[cfg(CONFIG_X)] and the attributes and item that follow it), and so
-# are the crate doc's "- `CONFIG_X`: ..." paragraphs.
+# are the crate doc's "- `CONFIG_X`: ..." paragraphs; so is a `mod` whose
+# file (its #[path], else rust/mm/<name>.rs) the tree DST is in does not
+# have yet.
 crate_root_for() { # SRC DST STACK...
 	local src="$1" dst="$2" drop="" t k
 	shift 2
@@ -118,55 +164,77 @@ crate_root_for() { # SRC DST STACK...
 	done
 	python3 - "$src" "$dst" $drop <<'PY'
 import re, sys
+import os
 src, dst, drop = sys.argv[1], sys.argv[2], set(sys.argv[3:])
-out, skip_item, skip_doc = [], False, False
+crate = os.path.dirname(dst)
+out, skip_doc, held = [], False, []
 for line in open(src).read().split("\n"):
     if skip_doc:
         if line.startswith("//!   "):
             continue
         skip_doc = False
-    if skip_item:
-        if not line.lstrip().startswith("#["):
-            skip_item = False
-        continue
-    m = re.match(r"\s*#\[cfg\((CONFIG_\w+)\)\]\s*$", line)
-    if m and m.group(1) in drop:
-        skip_item = True
-        continue
     m = re.match(r"//! - `(CONFIG_\w+)`", line)
     if m and m.group(1) in drop:
         skip_doc = True
+        continue
+    # An item's attributes are held until the item: kept or left out with it.
+    if line.lstrip().startswith("#["):
+        held.append(line)
+        continue
+    if held or re.match(r"\s*pub\s+mod\s+\w+\s*;", line):
+        attrs, held = held, []
+        keep = True
+        for a in attrs:
+            m = re.match(r"\s*#\[cfg\((CONFIG_\w+)\)\]\s*$", a)
+            if m and m.group(1) in drop:
+                keep = False
+        m = re.match(r"\s*pub\s+mod\s+(\w+)\s*;", line)
+        if keep and m:
+            path = m.group(1) + ".rs"
+            for a in attrs:
+                p = re.match(r'\s*#\[path\s*=\s*"([^"]+)"\]', a)
+                if p:
+                    path = p.group(1)
+            keep = os.path.exists(os.path.join(crate, path))
+        if keep:
+            out.extend(attrs + [line])
         continue
     out.append(line)
 open(dst, "w").write("\n".join(out))
 PY
 }
 
-# Apply TOPIC to the git work tree GITDIR, on top of the topics APPLIED
-# (already in that tree): its generated Rust patch, if any, then its series
-# with `git am` (no fuzz). A patch that does not apply stops everything.
-apply_topic() { # GITDIR TOPIC APPLIED...
-	local tree="$1" t="$2" f dst rdate p
-	shift 2
-	local stack=("$@" "$t")
+# Commit group IDX of TOPIC's rust-files to the git work tree GITDIR, whose
+# topics are STACK (TOPIC last): the group's files, the crate root for this
+# point of the stack, and (first group) the MAINTAINERS section.
+apply_rust_group() { # GITDIR TOPIC IDX STACK...
+	local tree="$1" t="$2" g="$3" f dst rdate msg
+	shift 3
 	local git_t=(git -C "$tree" "${GEN_IDENT[@]}" -c core.autocrlf=false)
-	if topic_has_rust "$t"; then
-		while read -r f; do
-			case "$f" in
-			''|'#'*) continue ;;
-			Kbuild) dst=rust/mm/Kbuild ;;
-			rust/mm/*) dst="$f" ;;
-			*) die "kernel-patches/$t/rust-files: unexpected path $f" ;;
-			esac
-			[ -f "$RUST_MM_TOP/$f" ] || die "kernel-patches/$t/rust-files names $f, which does not exist"
-			mkdir -p "$tree/$(dirname "$dst")"
-			if [ "$dst" = rust/mm/rust_mm.rs ]; then
-				crate_root_for "$RUST_MM_TOP/$f" "$tree/$dst" "${stack[@]}"
-			else
-				cp "$RUST_MM_TOP/$f" "$tree/$dst"
-			fi
-			"${git_t[@]}" add -f "$dst"
-		done < "$TOPICS_DIR/$t/rust-files"
+	local files
+	files="$(rust_group_files "$t" "$g")"
+	[ -n "$files" ] || die "kernel-patches/$t/rust-files: group $g lists no files"
+	for f in $files; do
+		case "$f" in
+		Kbuild) dst=rust/mm/Kbuild ;;
+		rust/mm/rust_mm.rs) continue ;;
+		rust/mm/*) dst="$f" ;;
+		*) die "kernel-patches/$t/rust-files: unexpected path $f" ;;
+		esac
+		[ -f "$RUST_MM_TOP/$f" ] || die "kernel-patches/$t/rust-files names $f, which does not exist"
+		mkdir -p "$tree/$(dirname "$dst")"
+		cp "$RUST_MM_TOP/$f" "$tree/$dst"
+		"${git_t[@]}" add -f "$dst"
+	done
+	# The crate root: generated last, with the modules whose files are here.
+	if rust_files_all "$t" | grep -qx rust/mm/rust_mm.rs &&
+	   { [ "$g" != 0 ] || grep -qx rust/mm/rust_mm.rs <<< "$files"; }; then
+		mkdir -p "$tree/rust/mm"
+		crate_root_for "$RUST_MM_TOP/rust/mm/rust_mm.rs" "$tree/rust/mm/rust_mm.rs" "$@"
+		"${git_t[@]}" add -f rust/mm/rust_mm.rs
+	fi
+	if [ "$g" = 0 ]; then
+		msg="$TOPICS_DIR/$t/rust.commit"
 		if [ -f "$TOPICS_DIR/$t/maintainers" ]; then
 			python3 - "$tree/MAINTAINERS" "$TOPICS_DIR/$t/maintainers" <<'PY' ||
 import sys
@@ -180,22 +248,41 @@ PY
 				die "MAINTAINERS of this tree has no 'MEMORY MAPPING' section to insert before"
 			"${git_t[@]}" add MAINTAINERS
 		fi
-		# A stable date keeps the tree and `make series` reproducible.
-		rdate="$(cd "$RUST_MM_TOP" && git log -1 --format=%aI -- $(sed -e '/^#/d' "$TOPICS_DIR/$t/rust-files") 2>/dev/null || true)"
-		GIT_AUTHOR_DATE="${rdate:-2026-11-21T00:00:00Z}" GIT_COMMITTER_DATE="${rdate:-2026-11-21T00:00:00Z}" \
-			"${git_t[@]}" commit -q --author="rust-mm developers <rust-mm@localhost>" \
-			-F "$TOPICS_DIR/$t/rust.commit" || die "topic $t: cannot commit its Rust files"
-		say "[$t] applied its generated Rust patch (rust/mm from this repository)"
+	else
+		msg="$TOPICS_DIR/$t/$(rust_group_heads "$t" | sed -n "${g}p" | awk '{ print $2 }')"
 	fi
-	for p in $(topic_patches "$t"); do
-		[ -f "$TOPICS_DIR/$t/$p" ] || die "kernel-patches/$t/series names $p, which does not exist"
-		if ! "${git_t[@]}" am -q --no-3way --whitespace=nowarn "$TOPICS_DIR/$t/$p" >"$BUILD_DIR/am.log" 2>&1; then
+	# A stable date keeps the tree and `make series` reproducible.
+	rdate="$(cd "$RUST_MM_TOP" && git log -1 --format=%aI -- $files 2>/dev/null || true)"
+	GIT_AUTHOR_DATE="${rdate:-2026-11-21T00:00:00Z}" GIT_COMMITTER_DATE="${rdate:-2026-11-21T00:00:00Z}" \
+		"${git_t[@]}" commit -q --author="rust-mm developers <rust-mm@localhost>" \
+		-F "$msg" || die "topic $t: cannot commit its Rust files (group $g)"
+	say "[$t] applied its generated Rust patch $g ($(head -n 1 "$msg"))"
+}
+
+# Apply TOPIC to the git work tree GITDIR, on top of the topics APPLIED
+# (already in that tree): its series with `git am` (no fuzz), and its
+# generated Rust patches where rust-files puts them. A patch that does not
+# apply stops everything.
+apply_topic() { # GITDIR TOPIC APPLIED...
+	local tree="$1" t="$2" kind x
+	shift 2
+	local stack=("$@" "$t")
+	local git_t=(git -C "$tree" "${GEN_IDENT[@]}" -c core.autocrlf=false)
+	local plan
+	plan="$(topic_plan "$t")" || exit 1
+	while read -r kind x; do
+		if [ "$kind" = rust ]; then
+			apply_rust_group "$tree" "$t" "$x" "${stack[@]}"
+			continue
+		fi
+		[ -f "$TOPICS_DIR/$t/$x" ] || die "kernel-patches/$t/series names $x, which does not exist"
+		if ! "${git_t[@]}" am -q --no-3way --whitespace=nowarn "$TOPICS_DIR/$t/$x" >"$BUILD_DIR/am.log" 2>&1; then
 			cat "$BUILD_DIR/am.log" >&2
 			"${git_t[@]}" am --abort >/dev/null 2>&1 || true
-			die "PATCH FAILED: kernel-patches/$t/$p does not apply on top of ${*:-the pristine tree}${*:+ (pristine + topics: $*)} (no fuzz is allowed). Nothing was built."
+			die "PATCH FAILED: kernel-patches/$t/$x does not apply on top of ${*:-the pristine tree}${*:+ (pristine + topics: $*)} (no fuzz is allowed). Nothing was built."
 		fi
-		say "[$t] applied $p"
-	done
+		say "[$t] applied $x"
+	done <<< "$plan"
 }
 
 # Every input of the patched tree, hashed: topics, patches, Rust files.
@@ -208,7 +295,8 @@ topics_inputs_hash() {
 		 done
 		 topic_patches "$t" | sed "s|^|kernel-patches/$t/|" | xargs cat
 		 if topic_has_rust "$t"; then
-			 sed -e '/^#/d' "kernel-patches/$t/rust-files" | xargs cat
+			 rust_group_heads "$t" | awk '{ print $2 }' | sed "s|^|kernel-patches/$t/|" | xargs -r cat
+			 rust_files_all "$t" | xargs cat
 		 fi
 	 done) | sha256sum | cut -d' ' -f1
 }

@@ -9,9 +9,8 @@
 //! any of the options is on (`CONFIG_RUST_MM`).
 //!
 //! - `CONFIG_MM_RMAP_ID`: precise "mapped shared" tracking of large folios
-//!   with rmap IDs. Core: [`subid`], [`idspace`], [`seqcount`], [`folio`];
-//!   edge: [`rmap_id`] and [`folio_rmap`] (`include/linux/rmap_id.h`) and
-//!   [`atomic_seqcount`] (`include/linux/atomic_seqcount.h`).
+//!   with rmap IDs; C reaches it through `include/linux/rmap_id.h` and
+//!   `include/linux/atomic_seqcount.h`.
 
 #[cfg(CONFIG_MM_RMAP_ID)]
 pub mod atomic_seqcount;

@@ -10,11 +10,11 @@
 //! up towards "shared": a reader never answers "exclusive" from a snapshot a
 //! writer was changing.
 //!
-//! Where the fields live is the kernel's business (`rust/mm/folio.rs` maps a
-//! `struct folio` onto a [`FolioRmap`]); this module only fixes which words
-//! there are. [`Layout`] describes the placement and checks at compile time
-//! that every value of every class lies inside the smallest folio of that
-//! class.
+//! Where the fields live is the kernel's business (`rust/mm/folio_rmap.rs`
+//! maps a `struct folio` onto a [`FolioRmap`]); this module only fixes which
+//! words there are. [`Layout`] describes the placement and checks at compile
+//! time that every value of every class lies inside the smallest folio of
+//! that class.
 
 use crate::seqcount::{AtomicSeqcount, Mode, Preempt, WriteGuard};
 use crate::subid::{self, Class, DUMMY_ID, MAX_ORDER, MAX_VALUES, NR_SUBIDS};
