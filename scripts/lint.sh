@@ -19,10 +19,14 @@ checkpatch() {
 	local dir="$BUILD_DIR/series-lint" rc=0 p
 	bash "$RUST_MM_TOP/scripts/series.sh" export "$dir" >/dev/null || return 1
 	# Every patch of every topic (not the cover letters), signed off as
-	# sent: a missing Signed-off-by fails.
+	# sent: a missing Signed-off-by fails. FILE_PATH_CHANGES ("does
+	# MAINTAINERS need updating?") is asked of any patch that adds a file
+	# without touching MAINTAINERS, even one under a directory an entry
+	# already has (rust/mm/); the robots check of `make test` answers it
+	# for every added file with get_maintainer.pl.
 	for p in "$dir"/*/[0-9]*.patch; do
 		case "$p" in *0000-cover-letter.patch) continue ;; esac
-		(cd "$KSRC" && perl scripts/checkpatch.pl --strict -q "$p") || rc=1
+		(cd "$KSRC" && perl scripts/checkpatch.pl --strict -q --ignore FILE_PATH_CHANGES "$p") || rc=1
 	done
 	return $rc
 }
