@@ -88,8 +88,11 @@ series: prepare
 refresh-patches:
 	@bash $(S)/series.sh refresh
 
+# Per arch and page size: which folio order maps to which class (default);
+# SUBID_FORMAT=json: every class and table; SUBID_FORMAT=markdown: docs/subid.md.
+SUBID_FORMAT ?= targets
 subid-tables: setup
-	@cd rust/mm && CARGO_TARGET_DIR=$(CURDIR)/build/cargo /usr/bin/cargo run -q --locked --bin subid-tables -- --json
+	@cd rust/mm && CARGO_TARGET_DIR=$(CURDIR)/build/cargo /usr/bin/cargo run -q --locked --bin subid-tables -- --$(SUBID_FORMAT)
 
 docs-tables: setup
 	@bash $(S)/docs-tables.sh

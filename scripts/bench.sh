@@ -37,6 +37,7 @@
 set -uo pipefail
 # shellcheck source=scripts/env.sh
 . "$(dirname "$0")/env.sh"
+[ "$TARGET" = x86_64 ] || die "make bench is x86_64 only for now (ARCH=$ARCH: not yet, see docs/arm64.md)"
 
 BOOTS="${BENCH_BOOTS:-5}"
 RUNS="${BENCH_RUNS:-5}"

@@ -11,6 +11,7 @@
 set -uo pipefail
 # shellcheck source=scripts/env.sh
 . "$(dirname "$0")/env.sh"
+[ "$TARGET" = x86_64 ] || die "make bisect is x86_64 only for now (ARCH=$ARCH: not yet, see docs/arm64.md)"
 
 [ -f "$KSRC/.rust-mm-applied" ] || die "the tree is not prepared (run: make prepare)"
 cfg="$KUNIT_OUT/.config"

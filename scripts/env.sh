@@ -16,7 +16,13 @@ TOOLS_PREFIX="/usr/local"
 RUST_MM_TOP="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${BUILD_DIR:-$RUST_MM_TOP/build}"
 KSRC="$BUILD_DIR/linux-$LINUX_KVER"
-KUNIT_OUT="$BUILD_DIR/kunit-x86_64"
+
+die() { echo "rust-mm: error: $*" >&2; exit 1; }
+say() { echo "rust-mm: $*"; }
+
+# shellcheck source=scripts/arch.sh
+. "$RUST_MM_TOP/scripts/arch.sh"
+KUNIT_OUT="$BUILD_DIR/kunit-$TARGET"
 
 # Debian's rustc-web (with rust-src) and clang-19 must come first: the
 # rustup toolchain in ~/.cargo/bin has no rust-src.
@@ -28,6 +34,3 @@ export BINDGEN="$TOOLS_PREFIX/bin/bindgen"
 # Make options every kernel build uses.
 KMAKE_OPTS=(LLVM=1 RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc
 	    RUSTFMT=/usr/bin/rustfmt BINDGEN="$BINDGEN" HOSTRUSTC=/usr/bin/rustc)
-
-die() { echo "rust-mm: error: $*" >&2; exit 1; }
-say() { echo "rust-mm: $*"; }

@@ -76,6 +76,20 @@ fi
 
 say "resetting $KSRC to the pristine $LINUX_DEB_VERSION tree"
 git_t am --abort >/dev/null 2>&1 || true
+# The files the old series changed, with their content and mtime: a file
+# the new series leaves as it was gets its old mtime back below, so that
+# re-applying the stack after one patch changed rebuilds what that patch
+# touches, not every object that includes a header of the series.
+keep="$BUILD_DIR/prepare-mtimes"
+: > "$keep"
+if git_t rev-parse -q --verify rust-mm >/dev/null &&
+   [ -z "$(git_t status --porcelain --untracked-files=no)" ]; then
+	git_t diff --name-only -z pristine rust-mm |
+	while IFS= read -r -d '' f; do
+		[ -f "$KSRC/$f" ] || continue
+		printf '%s %s %s\n' "$(git_t rev-parse "rust-mm:$f")" "$(stat -c %.9Y "$KSRC/$f")" "$f"
+	done > "$keep"
+fi
 git_t checkout -q -f -B rust-mm pristine
 git_t clean -q -fdx -e /.rust-mm-pristine
 
@@ -86,5 +100,11 @@ for t in $(topics_all); do
 	git_t tag -f "rust-mm/$t" >/dev/null
 	applied+=("$t")
 done
+kept=0
+while read -r blob mtime f; do
+	[ -f "$KSRC/$f" ] && [ "$(git_t rev-parse "HEAD:$f" 2>/dev/null)" = "$blob" ] || continue
+	touch -m -d "@$mtime" "$KSRC/$f" && kept=$((kept + 1))
+done < "$keep"
+[ "$kept" -eq 0 ] || say "$kept files the series changed are as before: their mtimes kept (no rebuild for them)"
 echo "$want" > "$KSRC/.rust-mm-applied"
 say "tree ready: $KSRC ($(git_t rev-list --count pristine..HEAD) patches in ${#applied[@]} topics on linux-source-6.12 $LINUX_DEB_VERSION)"

@@ -21,6 +21,7 @@
 set -uo pipefail
 # shellcheck source=scripts/env.sh
 . "$(dirname "$0")/env.sh"
+[ "$TARGET" = x86_64 ] || die "make profile is x86_64 only for now (ARCH=$ARCH: not yet, see docs/arm64.md)"
 
 CASES="${PROFILE_CASES:-small.fork}"
 RUNS="${PROFILE_RUNS:-3}"

@@ -7,6 +7,7 @@
 set -euo pipefail
 # shellcheck source=scripts/env.sh
 . "$(dirname "$0")/env.sh"
+[ "$TARGET" = x86_64 ] || die "make kcsan is x86_64 only for now (ARCH=$ARCH: not yet, see docs/arm64.md)"
 
 OUT="$BUILD_DIR/kunit-kcsan"
 set +e

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Build the patched kernel for x86_64 with our KUnit suites and run them
-# under QEMU (TCG, 2 vCPUs) with kunit.py.  Prints kunit.py's report, then
+# Build the patched kernel for ARCH (x86_64, or arm64 with GRANULE=4k|16k|
+# 64k; scripts/arch.sh) with our KUnit suites and run them under QEMU (TCG,
+# 2 vCPUs) with kunit.py's configuration of that arch.  Prints kunit.py's report, then
 # one line per test case of our suites and 'kunit: N passed, N failed, ...'.
 # Settings (environment):
 #   KUNIT_SUITES        suites to count (default: all of ours)
-#   KUNIT_BUILD         build directory (default build/kunit-x86_64)
+#   KUNIT_BUILD         build directory (default build/kunit-$TARGET)
 #   KUNIT_RESULTS       JSON results (default build/kunit-results.json)
 #   KUNIT_LOG           kunit.py's output (default build/kunit.log)
 #   KUNIT_KCONFIG_ADD   extra CONFIG_X=y options, space separated
@@ -17,8 +18,8 @@ set -euo pipefail
 
 SUITES="${KUNIT_SUITES:-rmap_id folio_rmap atomic_seqcount}"
 OUT="${KUNIT_BUILD:-$KUNIT_OUT}"
-RESULTS="${KUNIT_RESULTS:-$BUILD_DIR/kunit-results.json}"
-LOG="${KUNIT_LOG:-$BUILD_DIR/kunit.log}"
+RESULTS="${KUNIT_RESULTS:-$BUILD_DIR/kunit-results$TSUFFIX.json}"
+LOG="${KUNIT_LOG:-$BUILD_DIR/kunit$TSUFFIX.log}"
 
 [ -f "$KSRC/.rust-mm-applied" ] || die "the tree is not prepared (run: make prepare)"
 mkdir -p "$OUT"
@@ -27,16 +28,17 @@ rm -f "$RESULTS"
 args=()
 for o in "${KMAKE_OPTS[@]}"; do args+=(--make_options "$o"); done
 for c in ${KUNIT_KCONFIG_ADD:-}; do args+=(--kconfig_add "$c"); done
+for k in "${KUNITCONFIGS[@]}"; do args+=(--kunitconfig "$k"); done
+need_qemu
 
-say "building and booting the KUnit kernel in $OUT (x86_64, QEMU TCG, 2 vCPUs); log: $LOG"
+say "building and booting the KUnit kernel in $OUT ($TARGET, QEMU TCG, 2 vCPUs); log: $LOG"
 # The kunitconfig enables only our suites, so no filter is needed (the
 # kernel's kunit.filter_glob takes a single glob, not a list).
 set +e
 (cd "$KSRC" && python3 tools/testing/kunit/kunit.py run \
-	--arch=x86_64 --build_dir="$OUT" \
-	--kunitconfig="$RUST_MM_TOP/tests/kunit/rust_mm.kunitconfig" \
+	--arch="$KARCH" --build_dir="$OUT" \
 	--jobs="$(nproc)" --timeout=1800 \
-	--kernel_args=panic=-1 --qemu_args="-no-reboot -smp 2" \
+	--kernel_args=panic=-1 --qemu_args="-no-reboot -smp 2 -m 2048" \
 	"${args[@]}" --json="$RESULTS") 2>&1 | tee "$LOG" |
 	grep -v -E '^\$ make|^Populating config|^Building with' || true
 set -e

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Boot the patched kernel under QEMU as a small machine (x86_64, TCG, 3
-# vCPUs, 4 GiB, two NUMA nodes via numa=fake=2, 512 MiB of zram swap and 64
-# hugetlb pages set up by init; docs/test-guests.md) with an initramfs of
+# Boot the patched kernel under QEMU as a small machine (ARCH x86_64 or
+# arm64, TCG, 3 vCPUs, 4 GiB, two NUMA nodes -- numa=fake=2 on x86_64,
+# QEMU's -numa through the device tree on arm64 --, 512 MiB of zram swap
+# and 64 hugetlb pages set up by init; docs/test-guests.md) with an
+# initramfs of
 # static test programs -- ours (tests/userspace/*.c, as /tests/rustmm_*)
 # and the tree's mm selftests listed in tests/userspace/ksft.list (as
 # /tests/ksft_mm_*) -- and read their results from the serial console.
-# Uses the KUnit build's bzImage, booted with kunit.enable=0. Prints one
+# Uses the KUnit build's image, booted with kunit.enable=0. Prints one
 # line per test of ours and per non-passing selftest case, the guest time
 # of each program, then 'userspace: N passed, N failed, N skipped'. A guest
 # that hangs (time limit), panics or stops before "RUSTMM-DONE" fails the
@@ -18,6 +20,8 @@
 #   USERSPACE_LOG       console log (default build/userspace.log)
 #   USERSPACE_NAME      name of the initramfs under build/ (default userspace)
 #   USERSPACE_KSFT_SETS which selftests (ksft.list sets; default "all patched")
+#   USERSPACE_MTHP_KB   mTHP sizes (KiB) to run cow_isolation and cow_reuse
+#                       on besides the PMD size (default 64; "" for none)
 #
 # run-userspace.sh --selfcheck instead builds cow_isolation with
 # -DSELFCHECK_SHARED (MAP_SHARED memory: every write is a "leak") and runs
@@ -43,32 +47,46 @@ if [ "${1:-}" = --selfcheck ]; then
 fi
 
 KOUT="${USERSPACE_BUILD:-$KUNIT_OUT}"
-KERNEL="$KOUT/arch/x86/boot/bzImage"
-NAME="${USERSPACE_NAME:-userspace}"
+KERNEL="$KOUT/$KIMAGE"
+NAME="${USERSPACE_NAME:-userspace$TSUFFIX}"
 ROOT="$BUILD_DIR/initramfs-$NAME"
 CPIO="$BUILD_DIR/initramfs-$NAME.cpio"
-LOG="${USERSPACE_LOG:-$BUILD_DIR/userspace.log}"
+LOG="${USERSPACE_LOG:-$BUILD_DIR/userspace$TSUFFIX.log}"
 TIMEOUT="${USERSPACE_TIMEOUT:-5400}"
 SETS="${USERSPACE_KSFT_SETS:-all patched}"
 
-[ -f "$KERNEL" ] || die "no kernel at $KERNEL (run: make kunit)"
-for c in BLK_DEV_INITRD DEVTMPFS ZRAM NUMA_EMU HUGETLBFS; do
+[ -f "$KERNEL" ] || die "no kernel at $KERNEL (run: make kunit${ARCH:+ ARCH=$ARCH})"
+need_qemu
+need_ucc
+needs=(BLK_DEV_INITRD DEVTMPFS ZRAM HUGETLBFS NUMA)
+[ "$KARCH" = x86_64 ] && needs+=(NUMA_EMU)
+for c in "${needs[@]}"; do
 	grep -q "^CONFIG_$c=y" "$KOUT/.config" ||
-		die "the kernel in $KOUT lacks CONFIG_$c (tests/kunit/rust_mm.kunitconfig has it)"
+		die "the kernel in $KOUT lacks CONFIG_$c (tests/kunit/*.kunitconfig have it)"
 done
 # Passed to init's environment by the kernel (an unknown NAME=value).
 if grep -q '^CONFIG_MM_RMAP_ID=y' "$KOUT/.config"; then reuse=1; else reuse=0; fi
 if grep -q '^CONFIG_DEBUG_MM_RMAP_ID=y' "$KOUT/.config"; then verify=1; else verify=0; fi
 
 rm -rf "$ROOT" && mkdir -p "$ROOT/tests"
-gcc "${cflags[@]}" -o "$ROOT/init" "$RUST_MM_TOP/tests/userspace/init.c" ||
-	die "cannot build tests/userspace/init.c (gcc with static libc needed)"
+"$UCC" "${cflags[@]}" -o "$ROOT/init" "$RUST_MM_TOP/tests/userspace/init.c" ||
+	die "cannot build tests/userspace/init.c ($UCC with static libc needed: $UCC_PKG)"
 : > "$ROOT/tests/order"
 for src in "$RUST_MM_TOP"/tests/userspace/*.c; do
 	name="$(basename "$src" .c)"
 	[ "$name" = init ] && continue
-	gcc "${cflags[@]}" -o "$ROOT/tests/rustmm_$name" "$src" || die "cannot build $src"
+	"$UCC" "${cflags[@]}" -o "$ROOT/tests/rustmm_$name" "$src" || die "cannot build $src"
 	echo "rustmm_$name" >> "$ROOT/tests/order"
+done
+# The COW isolation and reuse scenarios once more on each mTHP size of
+# USERSPACE_MTHP_KB (default 64: one arm64 contpte block), the only anon THP
+# size while they run (thp_test.h, --thp-kb=N).
+for kb in ${USERSPACE_MTHP_KB-64}; do
+	for name in cow_isolation cow_reuse; do
+		cp "$ROOT/tests/rustmm_$name" "$ROOT/tests/rustmm_${name}_${kb}k"
+		echo "--thp-kb=$kb" > "$ROOT/tests/rustmm_${name}_${kb}k.args"
+		echo "rustmm_${name}_${kb}k" >> "$ROOT/tests/order"
+	done
 done
 
 # The tree's own mm selftests (tests/userspace/ksft.list), static-pie (some
@@ -76,11 +94,11 @@ done
 # the tree's uapi headers, compiled from inside the selftests directory so
 # that __FILE__ (which pagemap_ioctl and gup_longterm use for scratch file
 # names) is relative to the program's working directory.
-uapi="$BUILD_DIR/uapi"
+uapi="$BUILD_DIR/uapi-$KARCH"
 stamp="$uapi/.tree-$(git -C "$KSRC" rev-parse HEAD)"
 if [ ! -f "$stamp" ]; then
 	rm -rf "$uapi"
-	make -s -C "$KSRC" ARCH=x86_64 O="$BUILD_DIR/uapi-obj" LLVM=1 headers_install \
+	make -s -C "$KSRC" ARCH="$KARCH" O="$BUILD_DIR/uapi-obj-$KARCH" LLVM=1 headers_install \
 		INSTALL_HDR_PATH="$uapi" || die "make headers_install failed"
 	touch "$stamp"
 fi
@@ -105,7 +123,7 @@ while read -r name src args timeout sysctl build set; do
 		*) die "tests/userspace/ksft.list: unknown build option $b for $name" ;;
 		esac
 	done
-	(cd "$mm" && gcc -O2 -static-pie -U_FORTIFY_SOURCE -isystem "$uapi/include" -I "$inc" \
+	(cd "$mm" && "$UCC" -O2 -static-pie -U_FORTIFY_SOURCE -isystem "$uapi/include" -I "$inc" \
 		-I . -I .. "${extra[@]}" -o "$ROOT/tests/ksft_mm_$name" "${srcs[@]}" \
 		"${libs[@]}" -lrt -lpthread -lm 2> "$BUILD_DIR/ksft-$name.build.log") ||
 		{ cat "$BUILD_DIR/ksft-$name.build.log"; die "cannot build tools/testing/selftests/mm/$src ($name)"; }
@@ -119,15 +137,23 @@ done < "$RUST_MM_TOP/tests/userspace/ksft.list"
 	die "cannot build $CPIO"
 
 # A machine, not a bare VM: 3 vCPUs (selftests/mm/migration needs 3), two
-# NUMA nodes (numa=fake=2), 4 GiB (2 GiB per node: khugepaged's
+# NUMA nodes, 4 GiB (2 GiB per node: khugepaged's
 # collapse_compound_extreme holds 512 PMD THPs, 1 GiB, while it allocates
 # one more on their node), 512 MiB of zram swap and 64 hugetlb
-# pages, set up by init.
-say "booting $KERNEL (COW reuse expected: $reuse, rmap recounts: $verify) with $(grep -c . "$ROOT/tests/order") test program(s) ($nksft mm selftests); console: $LOG"
-timeout "$TIMEOUT" qemu-system-x86_64 -nodefaults -m 4096 -smp 3 \
-	-kernel "$KERNEL" -initrd "$CPIO" \
-	-append "console=ttyS0 panic=-1 kunit.enable=0 rdinit=/init numa=fake=2 RUSTMM_SWAP_MIB=512 RUSTMM_HUGEPAGES=64 RUSTMM_COW_REUSE=$reuse RUSTMM_RMAP_VERIFY=$verify" \
-	-no-reboot -nographic -serial stdio -bios qboot.rom < /dev/null > "$LOG" 2>&1
+# pages, set up by init. x86_64 splits its memory into nodes with
+# numa=fake=2 (qboot passes no topology); arm64's -machine virt puts
+# QEMU's -numa nodes into the device tree.
+append="console=$CONSOLE panic=-1 kunit.enable=0 rdinit=/init RUSTMM_SWAP_MIB=512 RUSTMM_HUGEPAGES=64 RUSTMM_COW_REUSE=$reuse RUSTMM_RMAP_VERIFY=$verify"
+numa=()
+case "$KARCH" in
+x86_64) append="$append numa=fake=2" ;;
+arm64) numa=(-object memory-backend-ram,id=m0,size=2G -object memory-backend-ram,id=m1,size=2G
+	     -numa node,nodeid=0,cpus=0-1,memdev=m0 -numa node,nodeid=1,cpus=2,memdev=m1) ;;
+esac
+say "booting $KERNEL ($TARGET; COW reuse expected: $reuse, rmap recounts: $verify) with $(grep -c . "$ROOT/tests/order") test program(s) ($nksft mm selftests); console: $LOG"
+timeout "$TIMEOUT" "$QEMU" -nodefaults "${QEMU_ARGS[@]}" -m 4096 -smp 3 "${numa[@]}" \
+	-kernel "$KERNEL" -initrd "$CPIO" -append "$append" \
+	-no-reboot -nographic -serial stdio < /dev/null > "$LOG" 2>&1
 rc=$?
 tr -d '\r' < "$LOG" > "$LOG.txt"
 

@@ -6,9 +6,9 @@
 #   run-variant.sh base   the unpatched 6.12 tree (git tag 'pristine' of the
 #                         prepared tree), for skip parity with the
 #                         selftests and the base behaviour
-# Both use tests/kunit/rust_mm.kunitconfig without our options (base also
-# without Rust, which the unpatched tree does not need), built with
-# kunit.py into build/kunit-<variant>. Prints the userspace lines, then
+# Both use the KUnit kernel's configuration for ARCH (scripts/arch.sh)
+# without our options (base also without Rust, which the unpatched tree
+# does not need), built with kunit.py into build/kunit-<variant>[-<target>]. Prints the userspace lines, then
 # 'userspace-<variant>: N passed, N failed, N skipped'.
 set -uo pipefail
 # shellcheck source=scripts/env.sh
@@ -21,7 +21,7 @@ base) src="$BUILD_DIR/linux-base"; drop='MM_RMAP_ID|MM_ATOMIC_SEQCOUNT_KUNIT_TES
 *) die "usage: run-variant.sh off|base" ;;
 esac
 [ -f "$KSRC/.rust-mm-applied" ] || die "the tree is not prepared (run: make prepare)"
-out="$BUILD_DIR/kunit-$variant"
+out="$BUILD_DIR/kunit-$variant$TSUFFIX"
 mkdir -p "$out"
 
 if [ "$variant" = base ]; then
@@ -29,15 +29,15 @@ if [ "$variant" = base ]; then
 fi
 
 kcfg="$out/variant.kunitconfig"
-grep -Ev "$drop" "$RUST_MM_TOP/tests/kunit/rust_mm.kunitconfig" > "$kcfg"
+cat "${KUNITCONFIGS[@]}" | grep -Ev "$drop" > "$kcfg"
 args=()
 for o in "${KMAKE_OPTS[@]}"; do args+=(--make_options "$o"); done
 say "building the $variant kernel in $out (log: $out/build.log)"
-(cd "$src" && python3 tools/testing/kunit/kunit.py build --arch=x86_64 \
+(cd "$src" && python3 tools/testing/kunit/kunit.py build --arch="$KARCH" \
 	--build_dir="$out" --kunitconfig="$kcfg" --jobs="$(nproc)" "${args[@]}") \
 	> "$out/build.log" 2>&1
 rc=$?
-if [ "$rc" -ne 0 ] || [ ! -f "$out/arch/x86/boot/bzImage" ]; then
+if [ "$rc" -ne 0 ] || [ ! -f "$out/$KIMAGE" ]; then
 	tail -n 20 "$out/build.log"
 	echo "userspace-$variant: 0 passed, 1 failed, 0 skipped"
 	exit 1
@@ -48,6 +48,6 @@ fi
 
 # make test boots the variants with the selftests every kernel runs (set
 # "all" of tests/userspace/ksft.list); make test-all with all of them.
-USERSPACE_BUILD="$out" USERSPACE_LOG="${USERSPACE_LOG:-$BUILD_DIR/userspace-$variant.log}" USERSPACE_NAME="$variant" \
+USERSPACE_BUILD="$out" USERSPACE_LOG="${USERSPACE_LOG:-$BUILD_DIR/userspace-$variant$TSUFFIX.log}" USERSPACE_NAME="$variant$TSUFFIX" \
 USERSPACE_KSFT_SETS="${USERSPACE_KSFT_SETS:-all}" \
 	bash "$RUST_MM_TOP/scripts/run-userspace.sh" | sed "s/^userspace: /userspace-$variant: /"

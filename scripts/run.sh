@@ -6,11 +6,12 @@ set -euo pipefail
 . "$(dirname "$0")/env.sh"
 
 set +e
-bash "$RUST_MM_TOP/scripts/run-kunit.sh" > "$BUILD_DIR/run-kunit.out" 2>&1
+kout="$BUILD_DIR/run-kunit$TSUFFIX.out" uout="$BUILD_DIR/run-userspace$TSUFFIX.out"
+bash "$RUST_MM_TOP/scripts/run-kunit.sh" > "$kout" 2>&1
 krc=$?
 urc=1
 if [ "$krc" -eq 0 ]; then
-	bash "$RUST_MM_TOP/scripts/run-userspace.sh" > "$BUILD_DIR/run-userspace.out" 2>&1
+	bash "$RUST_MM_TOP/scripts/run-userspace.sh" > "$uout" 2>&1
 	urc=$?
 fi
 set -e
@@ -27,19 +28,19 @@ for t in $(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$RUST_MM_TOP/kernel-patches/
 	prev="rust-mm/$t"
 done
 echo "config        $(grep -E '^CONFIG_(RUST|MM_RMAP_ID|MM_RMAP_ID_KUNIT_TEST|MM_ATOMIC_SEQCOUNT_KUNIT_TEST|TRANSPARENT_HUGEPAGE|KCSAN)=' "$cfg" 2>/dev/null | paste -sd' ')"
-if [ -f "$KUNIT_OUT/arch/x86/boot/bzImage" ]; then
-	echo "kernel        $KUNIT_OUT/arch/x86/boot/bzImage ($(stat -c %s "$KUNIT_OUT/arch/x86/boot/bzImage") bytes)"
+if [ -f "$KUNIT_OUT/$KIMAGE" ]; then
+	echo "kernel        $KUNIT_OUT/$KIMAGE ($TARGET, $(stat -c %s "$KUNIT_OUT/$KIMAGE") bytes)"
 	echo "rust/mm       $(ls "$KUNIT_OUT"/rust/mm/*.o 2>/dev/null | xargs -r size 2>/dev/null | awk 'NR>1 {t+=$1; d+=$2} END {printf "text %d bytes, data %d bytes", t, d}')"
 fi
-echo "KUnit (x86_64 under QEMU TCG; full log $BUILD_DIR/kunit.log):"
-sed -n '/^  \(PASS\|FAIL\|SKIP\) /p; /^kunit: /p' "$BUILD_DIR/run-kunit.out"
-echo "userspace tests (same kernel booted with an initramfs; console $BUILD_DIR/userspace.log):"
-sed -n '/^  rustmm_/p; /^  ksft_/p; /^userspace: /p; /^rust-mm: /p' "$BUILD_DIR/run-userspace.out" 2>/dev/null
+echo "KUnit ($TARGET under $QEMU, TCG; full log $BUILD_DIR/kunit$TSUFFIX.log):"
+sed -n '/^  \(PASS\|FAIL\|SKIP\) /p; /^kunit: /p' "$kout"
+echo "userspace tests (same kernel booted with an initramfs; console $BUILD_DIR/userspace$TSUFFIX.log):"
+sed -n '/^  rustmm_/p; /^  ksft_/p; /^userspace: /p; /^rust-mm: /p' "$uout" 2>/dev/null
 echo "sub-ID classes (computed at build time; docs/subid.md explains them):"
 (cd "$RUST_MM_TOP/rust/mm" && CARGO_TARGET_DIR="$BUILD_DIR/cargo" cargo run -q --locked --bin subid-tables -- --markdown) | sed 's/^/  /'
 echo "========================================================="
-if [ "$krc" -ne 0 ] || ! grep -q '^kunit: [0-9]* passed, 0 failed' "$BUILD_DIR/run-kunit.out"; then
-	tail -n 30 "$BUILD_DIR/run-kunit.out"
-	die "KUnit run failed (see above and $BUILD_DIR/kunit.log)"
+if [ "$krc" -ne 0 ] || ! grep -q '^kunit: [0-9]* passed, 0 failed' "$kout"; then
+	tail -n 30 "$kout"
+	die "KUnit run failed (see above and $BUILD_DIR/kunit$TSUFFIX.log)"
 fi
-[ "$urc" -eq 0 ] || die "userspace tests failed (see above and $BUILD_DIR/userspace.log)"
+[ "$urc" -eq 0 ] || die "userspace tests failed (see above and $BUILD_DIR/userspace$TSUFFIX.log)"

@@ -13,7 +13,10 @@ PKGS=(build-essential bc flex bison libelf-dev libssl-dev cpio kmod xz-utils
       rsync git python3 quilt python3-matplotlib
       clang-19 lld-19 llvm-19 libclang-19-dev
       rustc-web rust-web-src cargo-web rustfmt-web rust-web-clippy
-      qemu-system-x86 qemu-system-arm libnuma-dev liburing-dev)
+      qemu-system-x86 qemu-system-arm libnuma-dev liburing-dev
+      gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
+# The arm64 guests' selftests link these statically (Debian multiarch).
+ARM64_PKGS=(libnuma-dev:arm64 liburing-dev:arm64)
 
 check_machine() {
 	local id="" ver="" arch
@@ -35,7 +38,7 @@ pkg_version() { dpkg-query -W -f='${Status} ${Version}\n' "$1" 2>/dev/null |
 
 missing_pkgs() {
 	local p
-	for p in "${PKGS[@]}"; do
+	for p in "${PKGS[@]}" "${ARM64_PKGS[@]}"; do
 		[ -n "$(pkg_version "$p")" ] || echo "$p"
 	done
 	[ "$(pkg_version linux-source-6.12)" = "$LINUX_DEB_VERSION" ] ||
@@ -58,7 +61,12 @@ install_pkgs() {
 	local missing
 	mapfile -t missing < <(missing_pkgs)
 	[ "${#missing[@]}" -eq 0 ] && return 0
-	[ "$(id -u)" = 0 ] || die "missing packages: ${missing[*]} (run as root, or: sudo apt-get install ${missing[*]})"
+	[ "$(id -u)" = 0 ] || die "missing packages: ${missing[*]} (run as root, or: sudo dpkg --add-architecture arm64; sudo apt-get update; sudo apt-get install ${missing[*]})"
+	if [[ " ${missing[*]} " == *":arm64 "* ]] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+		say "dpkg --add-architecture arm64 (the arm64 guests' static libraries)"
+		dpkg --add-architecture arm64 || die "dpkg --add-architecture arm64 failed"
+		apt_updated=0
+	fi
 	apt_update_once
 	if [[ " ${missing[*]} " == *" linux-source-6.12="* ]]; then
 		if ! apt-cache madison linux-source-6.12 | awk '{print $3}' | grep -qx "$LINUX_DEB_VERSION"; then
@@ -87,7 +95,7 @@ check_all() {
 	mapfile -t missing < <(missing_pkgs)
 	bindgen_ok || missing+=("bindgen-cli $BINDGEN_VERSION (cargo install)")
 	for p in /usr/bin/rustc /usr/bin/cargo /usr/lib/llvm-19/bin/clang /usr/lib/llvm-19/bin/ld.lld \
-		 /usr/bin/qemu-system-x86_64 /usr/bin/qemu-system-aarch64; do
+		 /usr/bin/qemu-system-x86_64 /usr/bin/qemu-system-aarch64 /usr/bin/aarch64-linux-gnu-gcc; do
 		[ -x "$p" ] || missing+=("$p")
 	done
 	[ -d /usr/lib/rustlib/src/rust/library/core ] || missing+=("rust-src (/usr/lib/rustlib/src/rust/library, package rust-web-src)")
@@ -108,6 +116,7 @@ doctor() {
 		 "clippy:/usr/bin/clippy-driver --version" "bindgen:$BINDGEN --version" \
 		 "clang:/usr/lib/llvm-19/bin/clang --version" "ld.lld:/usr/lib/llvm-19/bin/ld.lld --version" \
 		 "qemu-x86_64:qemu-system-x86_64 --version" "qemu-aarch64:qemu-system-aarch64 --version" \
+		 "aarch64-gcc:aarch64-linux-gnu-gcc --version" \
 		 "python3:python3 --version" "quilt:quilt --version" "make:make --version" \
 		 "flex:flex --version" "bison:bison --version" "bc:bc --version"; do
 		local name="${t%%:*}" cmd="${t#*:}" out

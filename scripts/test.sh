@@ -21,6 +21,8 @@
 # the KCSAN build, every mm selftest on both kernels, bisectability.
 # A stage that breaks (does not build, guest crash) counts as a failure.
 set -uo pipefail
+# Every arch, whatever ARCH the caller set: the stages below say which.
+unset ARCH GRANULE
 # shellcheck source=scripts/env.sh
 . "$(dirname "$0")/env.sh"
 
@@ -50,8 +52,10 @@ cargo_stage() { # NAME LOG RC
 # Run a command and count its last line '<TAG>: N passed, N failed'; no
 # such line is one failure.
 line_stage() { # TAG COMMAND OUTFILE (the command is word-split)
+	local t0=$SECONDS
 	# shellcheck disable=SC2086
 	$2 2>&1 | tee "$BUILD_DIR/$3"
+	say "($3: $((SECONDS - t0)) s)"
 	local last
 	last="$(tail -n 1 "$BUILD_DIR/$3")"
 	if [[ "$last" =~ ^$1:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
@@ -62,8 +66,8 @@ line_stage() { # TAG COMMAND OUTFILE (the command is word-split)
 	fi
 }
 
-kunit_stage() { # SCRIPT OUTFILE
-	line_stage kunit "bash $RUST_MM_TOP/scripts/$1" "$2"
+kunit_stage() { # COMMAND OUTFILE
+	line_stage kunit "$1" "$2"
 }
 
 say "== host tests (cargo test, rust/mm) =="
@@ -119,7 +123,7 @@ if bash "$RUST_MM_TOP/scripts/prepare-tree.sh"; then
 	fi
 
 	say "== KUnit (x86_64, QEMU) =="
-	kunit_stage run-kunit.sh kunit-stage.out
+	kunit_stage "bash $RUST_MM_TOP/scripts/run-kunit.sh" kunit-stage.out
 
 	say "== userspace tests booted in QEMU (x86_64, initramfs) =="
 	line_stage userspace "bash $RUST_MM_TOP/scripts/run-userspace.sh" userspace-stage.out
@@ -133,6 +137,10 @@ if bash "$RUST_MM_TOP/scripts/prepare-tree.sh"; then
 	all_set="$(awk '$1 !~ /^#/ && NF >= 7 && $7 == "all" { printf "ksft_mm_%s ", $1 }' "$RUST_MM_TOP/tests/userspace/ksft.list")"
 	# shellcheck disable=SC2086
 	line_stage parity "python3 $RUST_MM_TOP/scripts/ksft-parity.py $BUILD_DIR/userspace.log.txt $BUILD_DIR/userspace-base.log.txt $all_set" parity-stage.out
+	say "== KUnit (arm64 4K, qemu-system-aarch64 -machine virt -cpu max) =="
+	kunit_stage "env ARCH=arm64 bash $RUST_MM_TOP/scripts/run-kunit.sh" kunit-arm64-stage.out
+	say "== userspace tests booted on arm64 4K (the same kernel, initramfs) =="
+	line_stage userspace "env ARCH=arm64 bash $RUST_MM_TOP/scripts/run-userspace.sh" userspace-arm64-stage.out
 	say "== the userspace checks can fail (host, MAP_SHARED self-check) =="
 	line_stage selfcheck "bash $RUST_MM_TOP/scripts/run-userspace.sh --selfcheck" selfcheck-stage.out
 

@@ -113,6 +113,9 @@ static int partial_munmap(char *mem)
 /* The parent moves part of a THP elsewhere with mremap, then writes both. */
 static int partial_mremap(char *mem)
 {
+	/* Pages 16..47 of a PMD THP, the middle half of a smaller one. */
+	const unsigned long np = THP / PAGE >= 64 ? 32 : THP / PAGE / 2;
+	const unsigned long from = THP / PAGE >= 64 ? 16 : THP / PAGE / 4;
 	struct chan written, msg;
 	char *dst, *moved;
 	pid_t pid;
@@ -121,8 +124,8 @@ static int partial_mremap(char *mem)
 	if (dst == MAP_FAILED)
 		return fail("mmap: %s", strerror(errno));
 	pid = fork_checker(mem, &written, &msg);
-	/* Pages 16..47 of the first THP now live at dst. */
-	moved = mremap(mem + 16 * PAGE, 32 * PAGE, 32 * PAGE,
+	/* Pages from..from + np - 1 of the first THP now live at dst. */
+	moved = mremap(mem + from * PAGE, np * PAGE, np * PAGE,
 		       MREMAP_MAYMOVE | MREMAP_FIXED, dst);
 	if (moved == MAP_FAILED) {
 		post(&written);
@@ -135,13 +138,13 @@ static int partial_mremap(char *mem)
 		reap(pid, msg.fd[0]);
 		return FAIL;
 	}
-	for (unsigned long i = 0; i < 32; i++) {
-		if ((unsigned char)moved[i * PAGE] != pattern(16 + i, 0))
-			return fail("mremap lost page %lu", 16 + i);
-		memset(moved + i * PAGE, pattern(16 + i, 1), PAGE);
+	for (unsigned long i = 0; i < np; i++) {
+		if ((unsigned char)moved[i * PAGE] != pattern(from + i, 0))
+			return fail("mremap lost page %lu", from + i);
+		memset(moved + i * PAGE, pattern(from + i, 1), PAGE);
 	}
-	fill(mem, 0, 16 * PAGE, 1);
-	fill(mem, 48 * PAGE, SIZE, 1);
+	fill(mem, 0, from * PAGE, 1);
+	fill(mem, (from + np) * PAGE, SIZE, 1);
 	post(&written);
 	munmap(dst, THP);
 	return reap(pid, msg.fd[0]);
@@ -268,9 +271,11 @@ static const struct scenario scenarios[] = {
 	{ "vmsplice_pin", vmsplice_pin },
 };
 
-int main(void)
+int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
+	if (thp_test_init(argc, argv, "cow_isolation"))
+		return 1;
 	return run_scenarios("cow_isolation", scenarios,
 			     sizeof(scenarios) / sizeof(scenarios[0]), "") ? 1 : 0;
 }

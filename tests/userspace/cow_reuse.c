@@ -36,7 +36,7 @@ static void pfns(char *mem, uint64_t *out)
 static int pfns_say(char *mem, const uint64_t *before, unsigned long from,
 		    unsigned long to, int reused)
 {
-	static uint64_t after[NR_PAGES];
+	static uint64_t after[MAX_AREA_PAGES];
 
 	pfns(mem, after);
 	for (unsigned long i = from; i < to; i++) {
@@ -72,7 +72,7 @@ static int fork_and_reap_child(void)
 /* The child is gone: every page of ours is reused on a full write. */
 static int child_exited_memset_reuses(char *mem)
 {
-	static uint64_t before[NR_PAGES];
+	static uint64_t before[MAX_AREA_PAGES];
 
 	pfns(mem, before);
 	if (fork_and_reap_child() == FAIL || rmap_verify(mem, SIZE) == FAIL)
@@ -86,7 +86,7 @@ static int child_exited_memset_reuses(char *mem)
 /* Same with one byte per page: each fault decides on its own. */
 static int child_exited_byte_writes_reuse(char *mem)
 {
-	static uint64_t before[NR_PAGES];
+	static uint64_t before[MAX_AREA_PAGES];
 
 	pfns(mem, before);
 	if (fork_and_reap_child() == FAIL)
@@ -105,7 +105,7 @@ static int child_exited_byte_writes_reuse(char *mem)
  */
 static int child_alive_but_unmapped_reuses(char *mem)
 {
-	static uint64_t before[NR_PAGES];
+	static uint64_t before[MAX_AREA_PAGES];
 	struct chan unmapped, done, msg;
 	pid_t pid;
 
@@ -140,7 +140,7 @@ static int child_alive_but_unmapped_reuses(char *mem)
  */
 static int child_keeps_one_page_forces_copy(char *mem)
 {
-	static uint64_t before[NR_PAGES];
+	static uint64_t before[MAX_AREA_PAGES];
 	struct chan unmapped, written, msg;
 	const unsigned long keep = 5 * PAGE;
 	pid_t pid;
@@ -185,9 +185,10 @@ static int child_keeps_one_page_forces_copy(char *mem)
  */
 static int gup_reference_forces_copy(char *mem)
 {
-	static uint64_t before[NR_PAGES];
-	static char buf[16 * 4096];
-	const unsigned long len = sizeof(buf);
+	static uint64_t before[MAX_AREA_PAGES];
+	static char buf[16 * PAGE];
+	/* Inside the first THP (16 pages: all of a 64K mTHP). */
+	const unsigned long len = sizeof(buf) < THP ? sizeof(buf) : THP;
 	struct iovec iov = { .iov_base = mem, .iov_len = len };
 	ssize_t got = 0, n;
 	int p[2], r;
@@ -225,13 +226,15 @@ static const struct scenario scenarios[] = {
 	{ "gup_reference_forces_copy", gup_reference_forces_copy },
 };
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const char *env = getenv("RUSTMM_COW_REUSE");
 
 	setvbuf(stdout, NULL, _IONBF, 0);
+	if (thp_test_init(argc, argv, "cow_reuse"))
+		return 1;
 	if (!env || (strcmp(env, "0") && strcmp(env, "1"))) {
-		printf("RUSTMM-TEST cow_reuse.setup FAIL RUSTMM_COW_REUSE must be 0 or 1\n");
+		printf("RUSTMM-TEST %s.setup FAIL RUSTMM_COW_REUSE must be 0 or 1\n", thp_program);
 		return 1;
 	}
 	expect_reuse = env[0] == '1';

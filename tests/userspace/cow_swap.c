@@ -209,7 +209,7 @@ static int pageout_leaves_a_folio_the_child_still_maps(char *mem)
  */
 static int cow_copies_go_to_swap_and_back(char *mem)
 {
-	static uint64_t before[THP_PAGES];
+	static uint64_t before[MAX_THP_PAGES];
 	const unsigned long k = 8;
 	struct chan go, msg;
 	unsigned long long out0, in0, thpout0, split0;
@@ -345,7 +345,7 @@ static int swapped_thp_is_written_by_both_after_fork(char *mem)
  */
 static int collapsed_after_swap_thp_is_reused(char *mem)
 {
-	static uint64_t before[THP_PAGES];
+	static uint64_t before[MAX_THP_PAGES];
 	unsigned long long out0;
 
 	if (!rich_area(mem))

@@ -52,7 +52,7 @@ static int where(char *mem, unsigned long n, int *status)
 /* How many of the first @n pages are on @node. */
 static unsigned long on_node(char *mem, unsigned long n, int node)
 {
-	static int status[NR_PAGES];
+	static int status[MAX_AREA_PAGES];
 	unsigned long count = 0;
 
 	if (where(mem, n, status))
@@ -140,7 +140,7 @@ static int mbind_moves_thp_the_child_unmapped(char *mem)
  */
 static int mbind_leaves_thp_the_child_still_maps(char *mem)
 {
-	static int status[NR_PAGES];
+	static int status[MAX_AREA_PAGES];
 	struct chan halved, done, msg;
 	unsigned long moved = 0;
 	pid_t pid;

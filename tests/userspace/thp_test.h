@@ -4,6 +4,11 @@
  * PFNs and THP flags (root: pagemap and kpageflags), data patterns, and
  * pipes for synchronising with children. Header-only: each test is one
  * static binary.
+ *
+ * The THP size is the PMD size (2M with 4K pages) unless a program that
+ * calls thp_test_init() is given --thp-kb=N: then its areas are mTHP of
+ * N KiB (e.g. 64, one arm64 contpte block), the only anon THP size enabled
+ * while it runs, and its results are named <program>_<N>k.
  */
 #ifndef RUSTMM_THP_TEST_H
 #define RUSTMM_THP_TEST_H
@@ -22,10 +27,19 @@
 #include <unistd.h>
 
 #define PAGE		4096UL
-#define THP		(2UL << 20)
+#define PMD_THP		(2UL << 20)
 #define NR_THP		2
-#define SIZE		(NR_THP * THP)
+/* Bounds of static per-page arrays (the largest THP is the PMD's). */
+#define MAX_AREA_PAGES	(NR_THP * PMD_THP / PAGE)
+#define MAX_THP_PAGES	(PMD_THP / PAGE)
+#define KPF_COMPOUND_HEAD 15
+#define KPF_COMPOUND_TAIL 16
 #define KPF_THP		22
+
+/* The THP size of this run: PMD_THP, or --thp-kb's (thp_test_init()). */
+static unsigned long thp_size = PMD_THP;
+#define THP		thp_size
+#define SIZE		(NR_THP * THP)
 
 enum { PASS, FAIL, SKIP };
 
@@ -68,6 +82,45 @@ static inline int is_thp(void *addr)
 	return (flags >> KPF_THP) & 1;
 }
 
+static inline uint64_t kpageflags_of(uint64_t pfn)
+{
+	uint64_t flags = 0;
+	int fd = open("/proc/kpageflags", O_RDONLY);
+
+	if (fd < 0 || !pfn) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	if (pread(fd, &flags, 8, pfn * 8) != 8)
+		flags = 0;
+	close(fd);
+	return flags;
+}
+
+/*
+ * 1 if @addr starts one THP of exactly THP bytes: a compound head at a
+ * PFN aligned to its size, followed by THP / PAGE - 1 tails at the next
+ * PFNs, all flagged THP.
+ */
+static inline int is_thp_of_size(char *addr)
+{
+	unsigned long n = THP / PAGE;
+	uint64_t head = pfn_of(addr);
+
+	if (!head || head % n)
+		return 0;
+	for (unsigned long i = 0; i < n; i++) {
+		uint64_t pfn = pfn_of(addr + i * PAGE);
+		uint64_t f = kpageflags_of(pfn);
+
+		if (pfn != head + i || !((f >> KPF_THP) & 1) ||
+		    !((f >> (i ? KPF_COMPOUND_TAIL : KPF_COMPOUND_HEAD)) & 1))
+			return 0;
+	}
+	return 1;
+}
+
 static inline unsigned char pattern(unsigned long page, int seed)
 {
 	return (unsigned char)(page * 7 + seed * 31 + 1);
@@ -95,9 +148,10 @@ static inline int check(const char *mem, unsigned long from, unsigned long to, i
 }
 
 /*
- * SIZE bytes of THP-backed memory filled with seed 0, PTE-mapped: each THP
- * is first mapped by a PMD, then mprotect() on one subpage remaps it with
- * PTEs while the folio stays large. NULL if no THP could be had.
+ * SIZE bytes of THP-backed memory filled with seed 0, PTE-mapped: a PMD
+ * THP is first mapped by a PMD, then mprotect() on one subpage remaps it
+ * with PTEs while the folio stays large (an mTHP is PTE-mapped anyway).
+ * NULL if no THP of the run's size could be had.
  */
 static inline char *thp_area(void)
 {
@@ -119,10 +173,13 @@ static inline char *thp_area(void)
 	if (share == MAP_SHARED)
 		return mem;
 	for (unsigned long t = 0; t < SIZE; t += THP) {
-		if (!is_thp(mem + t)) {
-			snprintf(why, sizeof(why), "no THP at offset %#lx", t);
+		if (!is_thp_of_size(mem + t)) {
+			snprintf(why, sizeof(why), "no %lu KiB THP at offset %#lx",
+				 THP >> 10, t);
 			return NULL;
 		}
+		if (THP != PMD_THP)
+			continue;	/* an mTHP is PTE-mapped from the start */
 		mprotect(mem + t + PAGE, PAGE, PROT_READ);
 		mprotect(mem + t + PAGE, PAGE, PROT_READ | PROT_WRITE);
 		if (!is_thp(mem + t + 3 * PAGE)) {
@@ -243,6 +300,88 @@ static inline int rmap_verify(const char *mem, unsigned long len)
 	return r;
 }
 
+static char thp_sysfs_pmd[96], thp_sysfs_m[96];
+static char thp_old_pmd[32], thp_old_m[32];
+/* The program's name in its results: "<program>" or "<program>_<N>k". */
+static char thp_program[64];
+
+static inline int read_sys(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, len - 1);
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	/* "always [madvise] never" -> "madvise" */
+	if (strchr(buf, '[')) {
+		char *b = strchr(buf, '[') + 1, *e = strchr(b, ']');
+
+		if (!e)
+			return -1;
+		memmove(buf, b, e - b);
+		buf[e - b] = 0;
+	}
+	return 0;
+}
+
+static void thp_restore(void)
+{
+	write_sys(thp_sysfs_m, thp_old_m);
+	write_sys(thp_sysfs_pmd, thp_old_pmd);
+}
+
+/*
+ * Parse --thp-kb=N (the only argument the programs take): make N KiB the
+ * only anon THP size (hugepages-NkB "always", the PMD size "never"; both
+ * restored at exit) and name the results <program>_<N>k. Without it, the
+ * PMD size as before. Returns 0, or -1 after printing a setup FAIL line.
+ */
+static inline int thp_test_init(int argc, char **argv, const char *program)
+{
+	unsigned long kb = 0;
+	char *end;
+
+	snprintf(thp_program, sizeof(thp_program), "%s", program);
+	if (sysconf(_SC_PAGESIZE) != (long)PAGE) {
+		printf("RUSTMM-TEST %s.setup FAIL page size %ld, the tests assume %lu\n",
+		       program, sysconf(_SC_PAGESIZE), PAGE);
+		return -1;
+	}
+	for (int i = 1; i < argc; i++) {
+		if (strncmp(argv[i], "--thp-kb=", 9) ||
+		    (kb = strtoul(argv[i] + 9, &end, 10), *end) || !kb ||
+		    (kb & (kb - 1)) || kb * 1024 < 4 * PAGE || kb * 1024 >= PMD_THP) {
+			printf("RUSTMM-TEST %s.setup FAIL bad argument '%s' (--thp-kb=N: a power of two, 16 <= N < %lu)\n",
+			       program, argv[i], PMD_THP >> 10);
+			return -1;
+		}
+	}
+	if (!kb)
+		return 0;
+	thp_size = kb << 10;
+	snprintf(thp_program, sizeof(thp_program), "%s_%luk", program, kb);
+	snprintf(thp_sysfs_m, sizeof(thp_sysfs_m),
+		 "/sys/kernel/mm/transparent_hugepage/hugepages-%lukB/enabled", kb);
+	snprintf(thp_sysfs_pmd, sizeof(thp_sysfs_pmd),
+		 "/sys/kernel/mm/transparent_hugepage/hugepages-%lukB/enabled", PMD_THP >> 10);
+	if (read_sys(thp_sysfs_m, thp_old_m, sizeof(thp_old_m)) ||
+	    read_sys(thp_sysfs_pmd, thp_old_pmd, sizeof(thp_old_pmd))) {
+		printf("RUSTMM-TEST %s.setup FAIL no %s or %s (mTHP sizes of this kernel?)\n",
+		       thp_program, thp_sysfs_m, thp_sysfs_pmd);
+		return -1;
+	}
+	atexit(thp_restore);
+	if (write_sys(thp_sysfs_m, "always") || write_sys(thp_sysfs_pmd, "never")) {
+		printf("RUSTMM-TEST %s.setup FAIL cannot enable only %lu KiB THP: %s\n",
+		       thp_program, kb, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 /* A named scenario: gets a fresh thp_area(), returns PASS, FAIL or SKIP. */
 struct scenario {
 	const char *name;
@@ -269,7 +408,8 @@ static inline int run_scenarios(const char *program, const struct scenario *s,
 		r = mem ? s[i].fn(mem) : SKIP;
 		munmap(raw_area, SIZE + THP);
 		failed += r == FAIL;
-		printf("RUSTMM-TEST %s.%s %s %s%s\n", program, s[i].name, word[r],
+		printf("RUSTMM-TEST %s.%s %s %s%s\n",
+		       thp_program[0] ? thp_program : program, s[i].name, word[r],
 		       note, why);
 	}
 	return failed;

@@ -2,12 +2,17 @@
 
 //! Print the sub-ID classes and tables, as the kernel build computes them.
 //!
-//! `subid-tables` prints JSON (`make subid-tables`); `subid-tables
-//! --markdown` prints the capacity table used in `docs/subid.md`. Every
-//! number comes from the same `const fn`s and tables that are compiled into
-//! vmlinux; sub-IDs are read through the runtime lookup `subid::subid`.
+//! `subid-tables` prints JSON (`make subid-tables SUBID_FORMAT=json`);
+//! `subid-tables --markdown` prints the capacity table used in
+//! `docs/subid.md`; `subid-tables --targets` (the default of `make
+//! subid-tables`) says, per arch and page size we build, which folio
+//! orders map to which class and in which tail page their last value
+//! lies. Every number comes from the same `const fn`s and tables that are
+//! compiled into vmlinux; sub-IDs are read through the runtime lookup
+//! `subid::subid`.
 
-use rust_mm_core::subid::{self, Class, CLASSES, ID_BITS, NARROW_BITS};
+use rust_mm_core::folio::{Layout, TRACK_MIN_ORDER};
+use rust_mm_core::subid::{self, Class, CLASSES, ID_BITS, MAX_ORDER, NARROW_BITS};
 use std::fmt::Write as _;
 
 /// Chunk values listed for a chunk: all of them for narrow chunks, else the
@@ -96,12 +101,80 @@ fn markdown() -> String {
     out
 }
 
+/// A kernel we build: arch, base page size, PMD THP order and the buddy
+/// allocator's largest order (`MAX_PAGE_ORDER`, arm64's
+/// `ARCH_FORCE_MAX_ORDER` default for the granule).
+struct Target {
+    name: &'static str,
+    page_shift: u32,
+    pmd_order: u32,
+    max_page_order: u32,
+    /// Order of one contiguous-PTE block (arm64 contpte), if any.
+    cont_order: Option<u32>,
+}
+
+const TARGETS: [Target; 4] = [
+    Target { name: "x86_64 4K", page_shift: 12, pmd_order: 9, max_page_order: 10, cont_order: None },
+    Target { name: "arm64 4K", page_shift: 12, pmd_order: 9, max_page_order: 10, cont_order: Some(4) },
+    Target { name: "arm64 16K", page_shift: 14, pmd_order: 11, max_page_order: 11, cont_order: Some(7) },
+    Target { name: "arm64 64K", page_shift: 16, pmd_order: 13, max_page_order: 13, cont_order: Some(5) },
+];
+
+// Every folio order any target can allocate has a class: the build of this
+// tool fails otherwise (the kernel build checks its own config the same
+// way through `MAX_PAGE_ORDER <= RMAP_ID_MAX_ORDER`).
+const _: () = {
+    let mut i = 0;
+    while i < TARGETS.len() {
+        assert!(TARGETS[i].max_page_order <= MAX_ORDER, "a target has orders without a class");
+        assert!(TARGETS[i].pmd_order <= TARGETS[i].max_page_order);
+        i += 1;
+    }
+};
+
+fn targets() -> String {
+    let mut out = String::new();
+    for t in TARGETS.iter() {
+        writeln!(
+            out,
+            "{} (PMD THP order {}, {} KiB; MAX_PAGE_ORDER {}):",
+            t.name,
+            t.pmd_order,
+            1u64 << (t.pmd_order + t.page_shift - 10),
+            t.max_page_order
+        )
+        .unwrap();
+        for order in TRACK_MIN_ORDER..=t.max_page_order {
+            let class = subid::class_for_order(order).expect("the const check above covers every order");
+            let last = Layout::last_value_page(class.values);
+            let what = if order == t.pmd_order {
+                " (PMD)"
+            } else if Some(order) == t.cont_order {
+                " (contpte block)"
+            } else {
+                ""
+            };
+            writeln!(
+                out,
+                "  order {order:2}{what:<16} {:>9} KiB  class {} values x {} bits  last value in page {last} of {}",
+                1u64 << (order + t.page_shift - 10),
+                class.values,
+                chunk_bits(class),
+                1u64 << order
+            )
+            .unwrap();
+        }
+    }
+    out
+}
+
 fn main() {
     match std::env::args().nth(1).as_deref() {
         None | Some("--json") => print!("{}", json()),
         Some("--markdown") => print!("{}", markdown()),
+        Some("--targets") => print!("{}", targets()),
         Some(other) => {
-            eprintln!("subid-tables: unknown option {other} (use --json or --markdown)");
+            eprintln!("subid-tables: unknown option {other} (use --json, --markdown or --targets)");
             std::process::exit(2);
         }
     }
