@@ -1,6 +1,12 @@
 #!/usr/bin/env bash
 # `make test-all`: everything `make test` runs, then what does not fit CI's
 # time, before an issue is resolved:
+#   - the userspace tests on the patched tree with CONFIG_MM_RMAP_ID=n
+#     (x86_64 and arm64 4K: it must behave as the base), and on arm64's
+#     unpatched kernel with selftests/mm/cow's outcome case by case equal
+#     on patched and unpatched (x86_64's is in make test);
+#   - our KUnit suites on arm64's 16K and 64K page kernels (PMD THP orders
+#     11 and 13);
 #   - our KUnit suites in a CONFIG_KCSAN=y build, and no KCSAN report from
 #     our code (scripts/run-kcsan.sh);
 #   - every mm selftest of tests/userspace/ksft.list (sets all, patched and
@@ -10,6 +16,8 @@
 #     (scripts/bisect-build.sh).
 # Ends with one line 'N passed, N failed' over all of it.
 set -uo pipefail
+# Every arch, whatever ARCH the caller set: the stages below say which.
+unset ARCH GRANULE
 # shellcheck source=scripts/env.sh
 . "$(dirname "$0")/env.sh"
 mkdir -p "$BUILD_DIR"
@@ -29,6 +37,31 @@ count() { # FILE WHAT
 
 bash "$RUST_MM_TOP/scripts/test.sh" 2>&1 | tee "$BUILD_DIR/test-all.test.out"
 count "$BUILD_DIR/test-all.test.out" "make test"
+
+# One stage: run a command, keep its output, count its last line.
+stage() { # OUTFILE WHAT COMMAND...
+	local out="$BUILD_DIR/$1" what="$2" t0=$SECONDS
+	shift 2
+	"$@" 2>&1 | tee "$out"
+	say "($what: $((SECONDS - t0)) s)"
+	count "$out" "$what"
+}
+
+say "== the userspace tests with CONFIG_MM_RMAP_ID=n (must behave as the base) =="
+stage test-all.off.out "the x86_64 option-off run" bash "$RUST_MM_TOP/scripts/run-variant.sh" off
+stage test-all.off-arm64.out "the arm64 option-off run" env ARCH=arm64 bash "$RUST_MM_TOP/scripts/run-variant.sh" off
+say "== arm64 4K: the unpatched kernel, selftests/mm/cow case by case as on the patched one =="
+stage test-all.base-arm64.out "the arm64 unpatched run" env ARCH=arm64 bash "$RUST_MM_TOP/scripts/run-variant.sh" base
+all_set="$(awk '$1 !~ /^#/ && NF >= 7 && $7 == "all" { printf "ksft_mm_%s ", $1 }' "$RUST_MM_TOP/tests/userspace/ksft.list")"
+# shellcheck disable=SC2086
+stage test-all.parity-arm64.out "the arm64 parity check" python3 "$RUST_MM_TOP/scripts/ksft-parity.py" \
+	"$BUILD_DIR/userspace-arm64.log.txt" "$BUILD_DIR/userspace-base-arm64.log.txt" $all_set
+
+say "== KUnit on arm64's 16K and 64K page kernels =="
+for g in 16k 64k; do
+	stage "test-all.kunit-arm64-$g.out" "the arm64 $g KUnit run" env ARCH=arm64 GRANULE=$g \
+		bash "$RUST_MM_TOP/scripts/run-kunit.sh"
+done
 
 say "== KUnit in a KCSAN build (x86_64, QEMU) =="
 bash "$RUST_MM_TOP/scripts/run-kcsan.sh" 2>&1 | tee "$BUILD_DIR/test-all.kcsan.out"

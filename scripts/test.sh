@@ -7,18 +7,22 @@
 #      quilt, giving exactly the prepared tree; each topic applies on the
 #      pristine tree plus the topics it depends on; every added file has
 #      our MAINTAINERS entry; cover letters' numbers are docs/benchmarks.json's
-#   3. kernel: our KUnit suites, x86_64 under QEMU (lockdep on, the console
+#   3. kernel, x86_64: our KUnit suites under QEMU (lockdep on, the console
 #      free of kernel reports); the same kernel booted as a machine (3
 #      vCPUs, two NUMA nodes, zram swap, hugetlb pages) with our userspace
-#      tests (COW isolation, reuse, swap, NUMA migration) and the tree's mm
-#      selftests; the same userspace tests and selftests/mm/cow on the
-#      patched tree with CONFIG_MM_RMAP_ID=n and on the unpatched tree,
-#      with cow's outcome case by case equal on patched and unpatched; and
-#      a host run showing the isolation tests catch a leak (MAP_SHARED
-#      self-check)
-#   4. style gates: checkpatch --strict, rustfmt, clippy (kernel and host)
+#      tests (COW isolation, reuse, swap, NUMA migration; COW on the PMD
+#      size and on 64K mTHP) and the tree's mm selftests; the same
+#      userspace tests and selftests/mm/cow on the unpatched tree, with
+#      cow's outcome case by case equal on patched and unpatched
+#   4. kernel, arm64 4K (qemu-system-aarch64 -machine virt -cpu max): the
+#      same KUnit suites and the same booted machine and userspace tests
+#   5. a host run showing the isolation tests catch a leak (MAP_SHARED
+#      self-check); style gates: checkpatch --strict, rustfmt, clippy
+#      (kernel and host)
 # What does not fit CI's time is in scripts/test-all.sh (make test-all):
-# the KCSAN build, every mm selftest on both kernels, bisectability.
+# the CONFIG_MM_RMAP_ID=n kernels, arm64's unpatched kernel, the 16K and
+# 64K granules, the KCSAN build, every mm selftest on both kernels,
+# bisectability.
 # A stage that breaks (does not build, guest crash) counts as a failure.
 set -uo pipefail
 # Every arch, whatever ARCH the caller set: the stages below say which.
@@ -127,8 +131,6 @@ if bash "$RUST_MM_TOP/scripts/prepare-tree.sh"; then
 
 	say "== userspace tests booted in QEMU (x86_64, initramfs) =="
 	line_stage userspace "bash $RUST_MM_TOP/scripts/run-userspace.sh" userspace-stage.out
-	say "== the same userspace tests with CONFIG_MM_RMAP_ID=n (must behave as the base) =="
-	line_stage userspace-off "bash $RUST_MM_TOP/scripts/run-variant.sh off" userspace-off-stage.out
 	say "== the same userspace tests on the unpatched 6.12 tree =="
 	line_stage userspace-base "bash $RUST_MM_TOP/scripts/run-variant.sh base" userspace-base-stage.out
 	say "== mm selftests: the same outcome, case by case, on the patched and the unpatched kernel =="

@@ -367,8 +367,8 @@ static int collapsed_after_swap_thp_is_reused(char *mem)
 		return fail("MADV_COLLAPSE: %s", strerror(errno));
 	if (!is_thp(mem) || !is_thp(mem + THP - PAGE) || rich_check(mem, 0, THP, 0))
 		return why[0] ? FAIL : fail("MADV_COLLAPSE gave no THP");
-	mprotect(mem + PAGE, PAGE, PROT_READ);	/* PTE-map it again */
-	mprotect(mem + PAGE, PAGE, PROT_READ | PROT_WRITE);
+	mprotect(mem + REMAP_PAGE * PAGE, PAGE, PROT_READ);	/* PTE-map it again */
+	mprotect(mem + REMAP_PAGE * PAGE, PAGE, PROT_READ | PROT_WRITE);
 	for (unsigned long i = 0; i < THP_PAGES; i++)
 		before[i] = pfn_of(mem + i * PAGE);
 	{

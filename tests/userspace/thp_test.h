@@ -148,10 +148,23 @@ static inline int check(const char *mem, unsigned long from, unsigned long to, i
 }
 
 /*
+ * The page whose protection thp_area() toggles to PTE-map a PMD THP: the
+ * last page of the first 64 KiB, one arm64 contiguous-PTE block (CONT_PTES
+ * = 16 with 4K pages). Splitting the PMD maps every block of the folio
+ * contiguous; changing one PTE unfolds its block, and restoring it folds
+ * the block again only when it is the block's last entry (arm64's
+ * contpte_try_fold()). With another page the first block stays unfolded,
+ * and 6.12's folio_pte_batch() compares PTE_CONT too: MADV_PAGEOUT then sees
+ * a batch of 16 and splits the folio instead of swapping it out whole. Any
+ * page does on x86_64.
+ */
+#define REMAP_PAGE	(16 - 1)
+
+/*
  * SIZE bytes of THP-backed memory filled with seed 0, PTE-mapped: a PMD
- * THP is first mapped by a PMD, then mprotect() on one subpage remaps it
- * with PTEs while the folio stays large (an mTHP is PTE-mapped anyway).
- * NULL if no THP of the run's size could be had.
+ * THP is first mapped by a PMD, then mprotect() on one subpage (REMAP_PAGE)
+ * remaps it with PTEs while the folio stays large (an mTHP is PTE-mapped
+ * anyway). NULL if no THP of the run's size could be had.
  */
 static inline char *thp_area(void)
 {
@@ -180,8 +193,8 @@ static inline char *thp_area(void)
 		}
 		if (THP != PMD_THP)
 			continue;	/* an mTHP is PTE-mapped from the start */
-		mprotect(mem + t + PAGE, PAGE, PROT_READ);
-		mprotect(mem + t + PAGE, PAGE, PROT_READ | PROT_WRITE);
+		mprotect(mem + t + REMAP_PAGE * PAGE, PAGE, PROT_READ);
+		mprotect(mem + t + REMAP_PAGE * PAGE, PAGE, PROT_READ | PROT_WRITE);
 		if (!is_thp(mem + t + 3 * PAGE)) {
 			snprintf(why, sizeof(why), "THP split by PTE-remapping");
 			return NULL;
