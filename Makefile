@@ -12,6 +12,8 @@
 # Other targets: setup doctor prepare kunit kcsan bisect userspace userspace-off
 # userspace-base bench profile series subid-tables
 # docs-tables bench-seqcount rust-project lint refresh-patches clean.
+# run, kunit, userspace, userspace-off and userspace-base take ARCH=x86_64
+# (default) or ARCH=arm64 [GRANULE=4k|16k|64k] (docs/arm64.md).
 # See README.md.
 
 SHELL := /bin/bash

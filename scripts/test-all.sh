@@ -5,6 +5,8 @@
 #     (x86_64 and arm64 4K: it must behave as the base), and on arm64's
 #     unpatched kernel with selftests/mm/cow's outcome case by case equal
 #     on patched and unpatched (x86_64's is in make test);
+#   - on arm64 4K, the mm selftests make test leaves out there (sets
+#     "all patched" of tests/userspace/ksft.list);
 #   - our KUnit suites on arm64's 16K and 64K page kernels (PMD THP orders
 #     11 and 13);
 #   - our KUnit suites in a CONFIG_KCSAN=y build, and no KCSAN report from
@@ -50,6 +52,10 @@ stage() { # OUTFILE WHAT COMMAND...
 say "== the userspace tests with CONFIG_MM_RMAP_ID=n (must behave as the base) =="
 stage test-all.off.out "the x86_64 option-off run" bash "$RUST_MM_TOP/scripts/run-variant.sh" off
 stage test-all.off-arm64.out "the arm64 option-off run" env ARCH=arm64 bash "$RUST_MM_TOP/scripts/run-variant.sh" off
+say "== arm64 4K: the mm selftests make test leaves out there =="
+USERSPACE_KSFT_SETS="all patched" USERSPACE_LOG="$BUILD_DIR/userspace-arm64-all.log" USERSPACE_NAME=arm64-all \
+	stage test-all.arm64-all.out "the arm64 run of every selftest" env ARCH=arm64 \
+	bash "$RUST_MM_TOP/scripts/run-userspace.sh"
 say "== arm64 4K: the unpatched kernel, selftests/mm/cow case by case as on the patched one =="
 stage test-all.base-arm64.out "the arm64 unpatched run" env ARCH=arm64 bash "$RUST_MM_TOP/scripts/run-variant.sh" base
 all_set="$(awk '$1 !~ /^#/ && NF >= 7 && $7 == "all" { printf "ksft_mm_%s ", $1 }' "$RUST_MM_TOP/tests/userspace/ksft.list")"

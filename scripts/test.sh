@@ -15,13 +15,14 @@
 #      userspace tests and selftests/mm/cow on the unpatched tree, with
 #      cow's outcome case by case equal on patched and unpatched
 #   4. kernel, arm64 4K (qemu-system-aarch64 -machine virt -cpu max): the
-#      same KUnit suites and the same booted machine and userspace tests
+#      same KUnit suites, and the same booted machine with our userspace
+#      tests and selftests/mm/cow
 #   5. a host run showing the isolation tests catch a leak (MAP_SHARED
 #      self-check); style gates: checkpatch --strict, rustfmt, clippy
 #      (kernel and host)
 # What does not fit CI's time is in scripts/test-all.sh (make test-all):
-# the CONFIG_MM_RMAP_ID=n kernels, arm64's unpatched kernel, the 16K and
-# 64K granules, the KCSAN build, every mm selftest on both kernels,
+# the CONFIG_MM_RMAP_ID=n kernels, arm64's other selftests and unpatched
+# kernel, the 16K and 64K granules, the KCSAN build, every mm selftest on both kernels,
 # bisectability.
 # A stage that breaks (does not build, guest crash) counts as a failure.
 set -uo pipefail
@@ -141,8 +142,11 @@ if bash "$RUST_MM_TOP/scripts/prepare-tree.sh"; then
 	line_stage parity "python3 $RUST_MM_TOP/scripts/ksft-parity.py $BUILD_DIR/userspace.log.txt $BUILD_DIR/userspace-base.log.txt $all_set" parity-stage.out
 	say "== KUnit (arm64 4K, qemu-system-aarch64 -machine virt -cpu max) =="
 	kunit_stage "env ARCH=arm64 bash $RUST_MM_TOP/scripts/run-kunit.sh" kunit-arm64-stage.out
-	say "== userspace tests booted on arm64 4K (the same kernel, initramfs) =="
-	line_stage userspace "env ARCH=arm64 bash $RUST_MM_TOP/scripts/run-userspace.sh" userspace-arm64-stage.out
+	say "== userspace tests booted on arm64 4K (the same kernel, initramfs; selftests/mm/cow) =="
+	# Our programs and the selftests every kernel runs (set "all"); make
+	# test-all boots arm64 with the others too (TCG runs arm64 guests about
+	# twice as slowly as x86_64's).
+	line_stage userspace "env ARCH=arm64 USERSPACE_KSFT_SETS=all bash $RUST_MM_TOP/scripts/run-userspace.sh" userspace-arm64-stage.out
 	say "== the userspace checks can fail (host, MAP_SHARED self-check) =="
 	line_stage selfcheck "bash $RUST_MM_TOP/scripts/run-userspace.sh --selfcheck" selfcheck-stage.out
 

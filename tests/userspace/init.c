@@ -7,6 +7,10 @@
  *   RUSTMM_SWAP_MIB=N     a zram swap device of N MiB (/dev/zram0, swap
  *                         header written here, swapon)
  *   RUSTMM_HUGEPAGES=N    N hugetlb pages of the default size reserved
+ *   RUSTMM_HUGEPAGES_MORE=KB:N[,KB:N...]
+ *                         N hugetlb pages of KB KiB reserved too (arm64's
+ *                         contiguous sizes: selftests/mm/cow tests every
+ *                         size the kernel offers, two pages each)
  *   RUSTMM_OVERCOMMIT=N   vm.overcommit_memory
  *
  * then run the test programs named in /tests/order (or every program in
@@ -114,6 +118,39 @@ out:
 	return ret;
 }
 
+/* Reserve N hugetlb pages of KB KiB for each "KB:N" of @list. */
+static void hugepages_more(const char *list)
+{
+	char path[96], val[32], buf[32];
+	const char *p = list;
+
+	while (p && *p) {
+		char *end;
+		long kb = strtol(p, &end, 10), n = -1, got = -1;
+		int fd;
+
+		if (*end == ':')
+			n = strtol(end + 1, &end, 10);
+		if (kb <= 0 || n < 0 || (*end && *end != ',')) {
+			printf("RUSTMM-SETUP hugepages-more FAIL cannot parse \"%s\"\n", list);
+			return;
+		}
+		snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/hugepages-%ldkB/nr_hugepages", kb);
+		snprintf(val, sizeof(val), "%ld", n);
+		write_file(path, val);
+		fd = open(path, O_RDONLY);
+		if (fd >= 0) {
+			memset(buf, 0, sizeof(buf));
+			(void)!read(fd, buf, sizeof(buf) - 1);
+			close(fd);
+			got = strtol(buf, NULL, 10);
+		}
+		printf("RUSTMM-SETUP hugepages-%ldkB %s %ld requested, %ld reserved\n",
+		       kb, got == n ? "ok" : "FAIL", n, got);
+		p = *end ? end + 1 : end;
+	}
+}
+
 static void setup(void)
 {
 	long n;
@@ -137,6 +174,7 @@ static void setup(void)
 		printf("RUSTMM-SETUP hugepages %s %ld requested, %ld reserved\n",
 		       strtol(buf, NULL, 10) == n ? "ok" : "FAIL", n, strtol(buf, NULL, 10));
 	}
+	hugepages_more(getenv("RUSTMM_HUGEPAGES_MORE"));
 	if (getenv("RUSTMM_OVERCOMMIT")) {
 		snprintf(val, sizeof(val), "%ld", env_long("RUSTMM_OVERCOMMIT"));
 		printf("RUSTMM-SETUP overcommit %s %s\n",
