@@ -38,6 +38,10 @@ echo "userspace tests (same kernel booted with an initramfs; console $BUILD_DIR/
 sed -n '/^  rustmm_/p; /^  ksft_/p; /^userspace: /p; /^rust-mm: /p' "$uout" 2>/dev/null
 echo "sub-ID classes (computed at build time; docs/subid.md explains them):"
 (cd "$RUST_MM_TOP/rust/mm" && CARGO_TARGET_DIR="$BUILD_DIR/cargo" cargo run -q --locked --bin subid-tables -- --markdown) | sed 's/^/  /'
+# This target's folio orders and their classes (make subid-tables: all).
+tname="$KARCH ${GRANULE^^}"
+(cd "$RUST_MM_TOP/rust/mm" && CARGO_TARGET_DIR="$BUILD_DIR/cargo" cargo run -q --locked --bin subid-tables -- --targets) |
+	awk -v t="$tname" 'index($0, t " ") == 1 { on = 1 } /^[^ ]/ && index($0, t " ") != 1 { on = 0 } on' | sed 's/^/  /'
 echo "========================================================="
 if [ "$krc" -ne 0 ] || ! grep -q '^kunit: [0-9]* passed, 0 failed' "$kout"; then
 	tail -n 30 "$kout"
