@@ -6,6 +6,7 @@
 #   KARCH         the kernel's ARCH= and kunit.py's --arch
 #   KIMAGE        the image QEMU boots, relative to a build directory
 #   KUNITCONFIGS  tests/kunit fragments: common, the arch's, the granule's
+#   KUNIT_MEM     memory of the KUnit guest (MiB)
 #   QEMU QEMU_PKG QEMU_ARGS CONSOLE
 #   UCC UCC_PKG   the C compiler for the guest's static userspace programs
 # An ARCH or GRANULE we do not support stops at once with the list.
@@ -33,6 +34,11 @@ arm64)
 	;;
 *) die "ARCH=$ARCH is not supported; supported: $RUST_MM_ARCHES" ;;
 esac
+# Memory of the KUnit guest (MiB). folio_rmap allocates a folio of every
+# order up to MAX_PAGE_ORDER; with 64K pages that is order 13, 512 MiB, and
+# a 2 GiB guest had no free 512 MiB block left by the time the suite ran.
+KUNIT_MEM=2048
+[ "$TARGET" = arm64-64k ] && KUNIT_MEM=4096
 KUNITCONFIGS=("$RUST_MM_TOP/tests/kunit/rust_mm.kunitconfig" "$RUST_MM_TOP/tests/kunit/$KARCH.kunitconfig")
 [ "$TARGET" = "$KARCH" ] || KUNITCONFIGS+=("$RUST_MM_TOP/tests/kunit/$TARGET.kunitconfig")
 # Build directories of other targets carry the target's name.
