@@ -151,9 +151,11 @@ arm64) numa=(-object memory-backend-ram,id=m0,size=2G -object memory-backend-ram
 	     -numa node,nodeid=0,cpus=0-1,memdev=m0 -numa node,nodeid=1,cpus=2,memdev=m1)
 	# arm64 4K offers hugetlb pages of 64K and 32M (contiguous PTEs and
 	# PMDs) beside 2M and 1G; cow and gup_longterm test each size with two
-	# pages. 1G pages (2 GiB of a 4 GiB guest) are not reserved: their
-	# cases skip on every kernel alike (docs/arm64.md).
-	[ "$GRANULE" = 4k ] && append="$append RUSTMM_HUGEPAGES_MORE=64:16,32768:4" ;;
+	# pages. 32M is above MAX_PAGE_ORDER, so its pages are reserved at boot
+	# (init checks the count); 1G pages (2 GiB of a 4 GiB guest) are not
+	# reserved: their cases skip on every kernel alike (docs/arm64.md).
+	[ "$GRANULE" = 4k ] &&
+		append="$append hugepagesz=32M hugepages=4 RUSTMM_HUGEPAGES_MORE=64:16,32768:4" ;;
 esac
 say "booting $KERNEL ($TARGET; COW reuse expected: $reuse, rmap recounts: $verify) with $(grep -c . "$ROOT/tests/order") test program(s) ($nksft mm selftests); console: $LOG"
 timeout "$TIMEOUT" "$QEMU" -nodefaults "${QEMU_ARGS[@]}" -m 4096 -smp 3 "${numa[@]}" \
