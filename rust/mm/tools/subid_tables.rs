@@ -114,10 +114,34 @@ struct Target {
 }
 
 const TARGETS: [Target; 4] = [
-    Target { name: "x86_64 4K", page_shift: 12, pmd_order: 9, max_page_order: 10, cont_order: None },
-    Target { name: "arm64 4K", page_shift: 12, pmd_order: 9, max_page_order: 10, cont_order: Some(4) },
-    Target { name: "arm64 16K", page_shift: 14, pmd_order: 11, max_page_order: 11, cont_order: Some(7) },
-    Target { name: "arm64 64K", page_shift: 16, pmd_order: 13, max_page_order: 13, cont_order: Some(5) },
+    Target {
+        name: "x86_64 4K",
+        page_shift: 12,
+        pmd_order: 9,
+        max_page_order: 10,
+        cont_order: None,
+    },
+    Target {
+        name: "arm64 4K",
+        page_shift: 12,
+        pmd_order: 9,
+        max_page_order: 10,
+        cont_order: Some(4),
+    },
+    Target {
+        name: "arm64 16K",
+        page_shift: 14,
+        pmd_order: 11,
+        max_page_order: 11,
+        cont_order: Some(7),
+    },
+    Target {
+        name: "arm64 64K",
+        page_shift: 16,
+        pmd_order: 13,
+        max_page_order: 13,
+        cont_order: Some(5),
+    },
 ];
 
 // Every folio order any target can allocate has a class: the build of this
@@ -126,7 +150,10 @@ const TARGETS: [Target; 4] = [
 const _: () = {
     let mut i = 0;
     while i < TARGETS.len() {
-        assert!(TARGETS[i].max_page_order <= MAX_ORDER, "a target has orders without a class");
+        assert!(
+            TARGETS[i].max_page_order <= MAX_ORDER,
+            "a target has orders without a class"
+        );
         assert!(TARGETS[i].pmd_order <= TARGETS[i].max_page_order);
         i += 1;
     }
@@ -145,7 +172,8 @@ fn targets() -> String {
         )
         .unwrap();
         for order in TRACK_MIN_ORDER..=t.max_page_order {
-            let class = subid::class_for_order(order).expect("the const check above covers every order");
+            let class =
+                subid::class_for_order(order).expect("the const check above covers every order");
             let last = Layout::last_value_page(class.values);
             let what = if order == t.pmd_order {
                 " (PMD)"
