@@ -9,10 +9,15 @@
 #   KUNIT_MEM     memory of the KUnit guest (MiB)
 #   QEMU QEMU_PKG QEMU_ARGS CONSOLE
 #   UCC UCC_PKG   the C compiler for the guest's static userspace programs
-# An ARCH or GRANULE we do not support stops at once with the list.
+# An ARCH or GRANULE we do not support stops at once with the list. The
+# kernel's own spellings are accepted too (ARCH=x86, ARCH=aarch64).
 RUST_MM_ARCHES="x86_64 arm64"
 ARCH="${ARCH:-x86_64}"
 GRANULE="${GRANULE:-4k}"
+case "$ARCH" in
+x86) ARCH=x86_64 ;;
+aarch64) ARCH=arm64 ;;
+esac
 case "$ARCH" in
 x86_64)
 	[ "$GRANULE" = 4k ] || die "GRANULE=$GRANULE: x86_64 has only 4k pages (GRANULE=4k|16k|64k is for ARCH=arm64)"
