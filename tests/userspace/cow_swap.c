@@ -76,14 +76,7 @@ static uint64_t pagemap(void *addr)
 
 static uint64_t kflags(void *addr)
 {
-	uint64_t flags = 0, pfn = pfn_of(addr);
-	int fd = open("/proc/kpageflags", O_RDONLY);
-
-	if (fd >= 0 && pfn && pread(fd, &flags, 8, pfn * 8) != 8)
-		flags = 0;
-	if (fd >= 0)
-		close(fd);
-	return flags;
+	return kpageflags_of(pfn_of(addr));
 }
 
 /* A fresh thp_area() with rich data (seed 0) instead of same-filled pages. */
