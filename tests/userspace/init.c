@@ -13,6 +13,13 @@
  *                         size the kernel offers, two pages each)
  *   RUSTMM_OVERCOMMIT=N   vm.overcommit_memory
  *
+ * and, always, khugepaged's timers set to once a day (before any test
+ * process exists): our COW tests PTE-map THPs on purpose and assert, page
+ * by page, which are reused and which are copied; a background collapse
+ * back to a PMD mapping, or its isolation's transient folio references,
+ * changes that answer under them. The kernel's khugepaged selftest sets
+ * (and restores) its own timers.
+ *
  * then run the test programs named in /tests/order (or every program in
  * /tests, in name order), each in its own
  * process group and its own empty working directory under /tmp, with the
@@ -151,10 +158,27 @@ static void hugepages_more(const char *list)
 	}
 }
 
+/* khugepaged wakes for one pass when its timer is written, then sleeps. */
+static void quiet_khugepaged(void)
+{
+	static const char *const knobs[] = {
+		"/sys/kernel/mm/transparent_hugepage/khugepaged/scan_sleep_millisecs",
+		"/sys/kernel/mm/transparent_hugepage/khugepaged/alloc_sleep_millisecs",
+	};
+	int bad = 0;
+
+	for (unsigned int i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++)
+		bad |= write_file(knobs[i], "86400000");
+	printf("RUSTMM-SETUP khugepaged %s scan and alloc sleep 86400000 ms\n",
+	       bad ? "FAIL" : "ok");
+}
+
 static void setup(void)
 {
 	long n;
 	char val[32];
+
+	quiet_khugepaged();
 
 	n = env_long("RUSTMM_SWAP_MIB");
 	if (n > 0)

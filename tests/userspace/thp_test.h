@@ -43,7 +43,7 @@ static unsigned long thp_size = PMD_THP;
 
 enum { PASS, FAIL, SKIP };
 
-static char why[256];
+static char why[512];
 static char *raw_area;	/* the mapping thp_area() carved the THPs from */
 
 static inline int fail(const char *fmt, ...)
@@ -406,6 +406,38 @@ struct scenario {
  * "RUSTMM-TEST <program>.<name> PASS|FAIL|SKIP <note><why>"; an area
  * without THP skips. Returns the number of failures.
  */
+/*
+ * Background work that can take a folio reference or remap a THP under a
+ * scenario; on a failure the counters that moved are appended to why[], so
+ * a flake names its cause.
+ */
+static const char *const background_counters[] = {
+	"thp_collapse_alloc", "thp_split_page", "thp_deferred_split_page",
+	"thp_migration_split", "numa_hint_faults", "pgmigrate_success",
+	"pgmigrate_fail", "compact_isolated", "pgscan_kswapd", "pgscan_direct",
+};
+#define NR_BACKGROUND	(sizeof(background_counters) / sizeof(background_counters[0]))
+
+static inline void background(unsigned long long v[NR_BACKGROUND])
+{
+	for (size_t i = 0; i < NR_BACKGROUND; i++)
+		v[i] = vmstat(background_counters[i]);
+}
+
+static inline void background_moved(const unsigned long long v0[NR_BACKGROUND])
+{
+	unsigned long long v[NR_BACKGROUND];
+
+	background(v);
+	for (size_t i = 0; i < NR_BACKGROUND; i++) {
+		size_t len = strlen(why);
+
+		if (v[i] != v0[i])
+			snprintf(why + len, sizeof(why) - len, " (%s +%llu)",
+				 background_counters[i], v[i] - v0[i]);
+	}
+}
+
 static inline int run_scenarios(const char *program, const struct scenario *s,
 				size_t n, const char *note)
 {
@@ -413,14 +445,18 @@ static inline int run_scenarios(const char *program, const struct scenario *s,
 	int failed = 0;
 
 	for (size_t i = 0; i < n; i++) {
+		unsigned long long bg[NR_BACKGROUND];
 		char *mem;
 		int r;
 
 		why[0] = 0;
+		background(bg);
 		mem = thp_area();
 		r = mem ? s[i].fn(mem) : SKIP;
 		munmap(raw_area, SIZE + THP);
 		failed += r == FAIL;
+		if (r == FAIL)
+			background_moved(bg);
 		printf("RUSTMM-TEST %s.%s %s %s%s\n",
 		       thp_program[0] ? thp_program : program, s[i].name, word[r],
 		       note, why);
