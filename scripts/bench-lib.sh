@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # What scripts/bench.sh and scripts/profile.sh share: the tree, the guest's
-# initramfs and the two kernels, built alike. Sourced after env.sh with
-# OUT set; never executed.
+# initramfs and the two kernels, built alike, for the target env.sh set
+# (ARCH=x86_64, the default, or arm64 with 4K pages). Sourced after env.sh
+# with OUT set; never executed.
 
 # The toolchain, both trees, and the guest ($1, default
 # $OUT/initramfs.cpio): init runs /tests/* (here only the benchmark).
@@ -13,10 +14,12 @@ bench_prepare() {
 	bash "$RUST_MM_TOP/scripts/setup.sh" || exit 1
 	bash "$RUST_MM_TOP/scripts/prepare-tree.sh" || die "the tree could not be prepared"
 	base_src="$(bash "$RUST_MM_TOP/scripts/base-tree.sh")" || exit 1
+	need_qemu
+	need_ucc
 	rm -rf "$root" && mkdir -p "$root/tests"
-	gcc -O2 -Wall -Wextra -Werror -static -o "$root/init" "$RUST_MM_TOP/tests/userspace/init.c" ||
+	"$UCC" -O2 -Wall -Wextra -Werror -static -o "$root/init" "$RUST_MM_TOP/tests/userspace/init.c" ||
 		die "cannot build tests/userspace/init.c"
-	gcc -O2 -Wall -Wextra -Werror -static -o "$root/tests/rustmm_bench" \
+	"$UCC" -O2 -Wall -Wextra -Werror -static -o "$root/tests/rustmm_bench" \
 		"$RUST_MM_TOP/tests/bench/rmap_bench.c" || die "cannot build tests/bench/rmap_bench.c"
 	# Reproducible: the same programs give the same bytes (and hash).
 	find "$root" -exec touch -h -d @0 {} +
@@ -24,17 +27,21 @@ bench_prepare() {
 		die "cannot build the initramfs"
 }
 
+# The config: tests/bench/bench.kunitconfig, on arm64 followed by
+# tests/kunit/arm64.kunitconfig (48-bit VAs, contiguous PTEs: the arch as
+# the test kernels have it), then EXTRA_CONFIG.
 build() { # NAME SRC EXTRA_CONFIG: $OUT/kernel-NAME
 	local dir="$OUT/kernel-$1" kcfg args=()
 	mkdir -p "$dir"
 	kcfg="$dir/bench.kunitconfig"
 	cp "$RUST_MM_TOP/tests/bench/bench.kunitconfig" "$kcfg"
+	[ "$KARCH" = arm64 ] && cat "$RUST_MM_TOP/tests/kunit/arm64.kunitconfig" >> "$kcfg"
 	[ -n "$3" ] && echo "$3" >> "$kcfg"
 	for o in "${KMAKE_OPTS[@]}"; do args+=(--make_options "$o"); done
-	say "[$1] building $(make -s -C "$2" kernelversion) from $2 into $dir (log: $dir/build.log)"
-	if ! (cd "$2" && python3 tools/testing/kunit/kunit.py build --arch=x86_64 \
+	say "[$1] building $(make -s -C "$2" kernelversion) for $TARGET from $2 into $dir (log: $dir/build.log)"
+	if ! (cd "$2" && python3 tools/testing/kunit/kunit.py build --arch="$KARCH" \
 		--build_dir="$dir" --kunitconfig="$kcfg" --jobs="$(nproc)" "${args[@]}") \
-		> "$dir/build.log" 2>&1 || [ ! -f "$dir/arch/x86/boot/bzImage" ]; then
+		> "$dir/build.log" 2>&1 || [ ! -f "$dir/$KIMAGE" ]; then
 		tail -n 20 "$dir/build.log"
 		die "[$1] the kernel did not build; no benchmark report"
 	fi
@@ -56,19 +63,24 @@ build_kernel() { # base|patched
 }
 
 # The guest, exactly as every benchmark and profile boot runs it: QEMU
-# x86_64 under TCG, -icount shift=0,sleep=off (guest time counts executed
+# under TCG (x86_64: -machine pc with qboot; arm64: -machine virt -cpu
+# max), -icount shift=0,sleep=off (guest time counts executed
 # instructions; idle time jumps to the next timer instead of following the
 # host clock), the RTC on virtual time, 2 vCPUs with CPU 1 isolated for the
 # measured process, 2 GiB, no watchdog. With QEMU_PRINT=1 the command line
 # is printed (shell-quoted) instead of run.
 qemu_run() { # KERNEL INITRAMFS BENCH_ENV [QEMU_ARGS...]
-	local k="$1" initrd="$2" env="$3"
+	local k="$1" initrd="$2" env="$3" machine=() tail=()
 	shift 3
-	local cmd=(qemu-system-x86_64 -nodefaults -machine pc -m 2048 -smp 2
+	case "$KARCH" in
+	x86_64) machine=(-machine pc) tail=(-bios qboot.rom) ;;
+	arm64) machine=(-machine virt -cpu max,pauth-impdef=on) ;;
+	esac
+	local cmd=("$QEMU" -nodefaults "${machine[@]}" -m 2048 -smp 2
 		-icount shift=0,sleep=off -rtc clock=vm
-		-kernel "$OUT/kernel-$k/arch/x86/boot/bzImage" -initrd "$initrd"
-		-append "console=ttyS0 panic=-1 kunit.enable=0 rdinit=/init isolcpus=1 nowatchdog $env"
-		-no-reboot -nographic -serial stdio -bios qboot.rom "$@")
+		-kernel "$OUT/kernel-$k/$KIMAGE" -initrd "$initrd"
+		-append "console=$CONSOLE panic=-1 kunit.enable=0 rdinit=/init isolcpus=1 nowatchdog $env"
+		-no-reboot -nographic -serial stdio "${tail[@]}" "$@")
 	if [ "${QEMU_PRINT:-0}" = 1 ]; then
 		printf '%q ' "${cmd[@]}" | sed 's/ $//'
 		echo
@@ -83,11 +95,11 @@ qemu_run() { # KERNEL INITRAMFS BENCH_ENV [QEMU_ARGS...]
 manifest_write() { # KERNEL SETTINGS
 	local dir="$OUT/kernel-$1"
 	echo "kernel=$1"
-	echo "image_sha256=$(sha256sum < "$dir/arch/x86/boot/bzImage" | cut -d' ' -f1)"
+	echo "image_sha256=$(sha256sum < "$dir/$KIMAGE" | cut -d' ' -f1)"
 	echo "config_sha256=$(sha256sum < "$dir/.config" | cut -d' ' -f1)"
 	echo "initramfs_sha256=$(sha256sum < "$OUT/initramfs.cpio" | cut -d' ' -f1)"
 	echo "qemu_cmdline=$(QEMU_PRINT=1 qemu_run "$1" "$OUT/initramfs.cpio" "RUSTMM_BENCH_RUNS=... RUSTMM_BENCH_MIB=... RUSTMM_BENCH_CASE=...")"
-	echo "qemu_version=$(qemu-system-x86_64 --version | head -n 1)"
+	echo "qemu_version=$("$QEMU" --version | head -n 1)"
 	if [ "$1" = base ]; then
 		echo "source=linux-source-6.12 $LINUX_DEB_VERSION, unpatched (tree $(git -C "$KSRC" rev-parse 'pristine^{tree}'))"
 	else

@@ -3,9 +3,12 @@
 # (tests/bench/rmap_bench.c) on two kernels built the same way from the
 # pinned tree with tests/bench/bench.kunitconfig: the base (series not
 # applied) and the patched one (series applied, CONFIG_MM_RMAP_ID=y).
+# ARCH=arm64 (4K pages) runs them under qemu-system-aarch64 and adds the
+# cases on 64 KiB mTHP (mthp.*, one contiguous-PTE block); its kernels,
+# logs and report are build/bench-arm64 and docs/benchmarks-arm64.*.
 #
 # Method (docs/benchmarks.md says why):
-#   - QEMU x86_64 under TCG with -icount shift=0,sleep=off: guest time is a
+#   - QEMU (x86_64 or aarch64) under TCG with -icount shift=0,sleep=off: guest time is a
 #     count of executed instructions, and idle time jumps to the next timer
 #     instead of following the host's clock, so nothing of the host leaks
 #     in; 2 vCPUs, 2 GiB, CPU 1 isolated for the measured process;
@@ -22,7 +25,7 @@
 #   BENCH_MIB       memory per case in MiB (default 256)
 #   BENCH_JOBS      guests run at once (default 2: one per host core; under
 #                   -icount sleep=off guest time does not depend on it)
-#   BENCH_CASES     cases to run (default all 18); the report of a subset
+#   BENCH_CASES     cases to run (default all 18; 25 on arm64); the report of a subset
 #                   goes to build/bench/partial/, never into docs/
 #   BENCH_TIMEOUT   seconds per guest before it counts as hung (default 3600)
 #   BENCH_KERNELS   which kernels to build and run now (default "base
@@ -37,7 +40,10 @@
 set -uo pipefail
 # shellcheck source=scripts/env.sh
 . "$(dirname "$0")/env.sh"
-[ "$TARGET" = x86_64 ] || die "make bench is x86_64 only for now (ARCH=$ARCH: not yet, see docs/arm64.md)"
+case "$TARGET" in
+x86_64|arm64) ;;
+*) die "make bench runs on x86_64 and arm64 with 4K pages (GRANULE=$GRANULE: the benchmark's sizes are 4K's)" ;;
+esac
 
 BOOTS="${BENCH_BOOTS:-5}"
 RUNS="${BENCH_RUNS:-5}"
@@ -47,8 +53,11 @@ TIMEOUT="${BENCH_TIMEOUT:-3600}"
 ALL_CASES="thp.remap thp.munmap thp.fork thp.cow thp.cow-byte thp.cow-reuse thp.cow-reuse-byte thp.pte-dontneed
 small.remap small.munmap small.fork small.cow small.cow-byte small.cow-reuse small.cow-reuse-byte small.pte-dontneed
 anon-cow-seq anon-cow-rand"
+# arm64: the same cases on 64 KiB mTHP, PTE-mapped from the start (no remap).
+[ "$TARGET" = arm64 ] &&
+	ALL_CASES="$ALL_CASES mthp.munmap mthp.fork mthp.cow mthp.cow-byte mthp.cow-reuse mthp.cow-reuse-byte mthp.pte-dontneed"
 CASES="$(echo ${BENCH_CASES:-$ALL_CASES})"
-OUT="$BUILD_DIR/bench"
+OUT="$BUILD_DIR/bench$TSUFFIX"
 LOGS="$OUT/logs"
 mkdir -p "$LOGS"
 [ "$BOOTS" -ge 3 ] 2>/dev/null || die "BENCH_BOOTS=$BOOTS: at least 3 boots per kernel are needed for an interval"
@@ -111,7 +120,7 @@ one() { # KERNEL CASE BOOT
 	return 1
 }
 export -f one qemu_run say die
-export LOGS RUNS MIB TIMEOUT OUT RUST_MM_TOP
+export LOGS RUNS MIB TIMEOUT OUT RUST_MM_TOP KARCH QEMU KIMAGE CONSOLE
 
 start=$SECONDS
 if ! xargs -r -P "$JOBS" -L 1 bash -c 'r="$(one "$0" "$1" "$2")"; echo "rust-mm: [$0] $1 boot $2: $r"; case "$r" in ok*) ;; *) exit 255 ;; esac' < "$plan"; then
@@ -130,7 +139,8 @@ for k in base patched; do
 	[[ " $KERNELS " == *" $k "* ]] || reused+="$k "
 done
 cmd="make bench BENCH_BOOTS=$BOOTS BENCH_RUNS=$RUNS BENCH_MIB=$MIB"
-report="$RUST_MM_TOP/docs/benchmarks"
+[ "$TARGET" = x86_64 ] || cmd="make bench ARCH=$ARCH BENCH_BOOTS=$BOOTS BENCH_RUNS=$RUNS BENCH_MIB=$MIB"
+report="$RUST_MM_TOP/docs/benchmarks$TSUFFIX"
 if [ "$CASES" != "$(echo $ALL_CASES)" ]; then
 	# A subset of the cases never replaces the docs' report.
 	cmd+=" BENCH_CASES='$CASES'"
@@ -141,6 +151,6 @@ python3 "$RUST_MM_TOP/scripts/bench-report.py" \
 	--logs "$LOGS" --cases "$CASES" --boots "$BOOTS" --runs "$RUNS" --mib "$MIB" \
 	--base-manifest "$OUT/manifest-base.txt" --patched-manifest "$OUT/manifest-patched.txt" \
 	--base-config "$OUT/kernel-base/.config" --patched-config "$OUT/kernel-patched/.config" \
-	--diffconfig "$KSRC/scripts/diffconfig" --reused "$reused" \
+	--diffconfig "$KSRC/scripts/diffconfig" --reused "$reused" --target "$TARGET" \
 	--command "$cmd" --out "$report" || die "bench-report.py failed"
 say "report: $report.md, $report.json, $report.png"

@@ -16,8 +16,11 @@
  *   cow-reuse-byte  child gone: write one byte per page
  *   pte-dontneed    MADV_DONTNEED on every subpage
  *
- * each on THP ("thp.", MADV_HUGEPAGE, PTE-mapped first as in the seed) and
- * on order-0 pages ("small.", MADV_NOHUGEPAGE); and
+ * each on THP ("thp.", MADV_HUGEPAGE, PTE-mapped first as in the seed),
+ * on 64 KiB mTHP ("mthp.", PTE-mapped from the start: one arm64
+ * contiguous-PTE block; 64 KiB is then the only anon THP size enabled, and
+ * there is no mthp.remap) and on order-0 pages ("small.",
+ * MADV_NOHUGEPAGE); and
  *
  *   anon-cow-seq    NR_CHILDREN children write every page of a forked
  *   anon-cow-rand   area sequentially / at random (vm-scalability's
@@ -38,7 +41,10 @@
  *   - the folios are verified right before every window with pagemap and
  *     kpageflags: for THP cases every 2 MiB of the area is one THP of 512
  *     contiguous PFNs, PTE-mapped (PMD-mapped for remap and anon-cow) by
- *     smaps' AnonHugePages; for order-0 cases no page is compound.
+ *     smaps' AnonHugePages; for mTHP cases every 64 KiB is one of 16; for
+ *     order-0 cases no page is compound.
+ *
+ * Built for x86_64 and arm64 (4K pages; the profile markers are x86_64's).
  *
  * Usage: rmap_bench [RUNS [MIB [CASE]]] (default: $RUSTMM_BENCH_RUNS or 5
  * runs, $RUSTMM_BENCH_MIB or 256 MiB, $RUSTMM_BENCH_CASE or "all"). Short
@@ -71,6 +77,7 @@
 #define PAGE		4096UL
 #define THP		(2UL << 20)
 #define THP_PAGES	(THP / PAGE)
+#define MTHP		(64UL << 10)
 #define NR_CHILDREN	2
 #define MEASURE_CPU	1
 #define MAX_ATTEMPTS	5
@@ -79,6 +86,23 @@
 #define KPF_COMPOUND_HEAD	15
 #define KPF_COMPOUND_TAIL	16
 #define KPF_THP			22
+
+/*
+ * The subpage pte_map() toggles. On arm64 it is the last page of the first
+ * contiguous-PTE block (16 with 4K pages): restoring it folds the block
+ * again (contpte_try_fold() runs on a block's last entry), so every block of
+ * the THP ends up contiguous, as after a plain PMD split. Any page does on
+ * x86_64; page 0 keeps the runs made before arm64 comparable.
+ */
+#if defined(__aarch64__)
+#define REMAP_PAGE	15
+#else
+#define REMAP_PAGE	0
+#endif
+
+/* What a case runs on. */
+enum kind { SMALL, PMD_THP, MTHP64 };
+static const char *const kind_name[] = { "small", "thp", "mthp" };
 
 static unsigned long size;	/* bytes per case */
 static int errors;
@@ -103,15 +127,19 @@ static uint64_t start(void)
 {
 	uint64_t t = now_ns();
 
+#if defined(__x86_64__)
 	if (profiling)
 		asm volatile(".byte 0x0f, 0x1f, 0x84, 0x00, 0x31, 0x42, 0x4d, 0x52" ::: "memory");
+#endif
 	return t;
 }
 
 static uint64_t stop(void)
 {
+#if defined(__x86_64__)
 	if (profiling)
 		asm volatile(".byte 0x0f, 0x1f, 0x84, 0x00, 0x30, 0x42, 0x4d, 0x52" ::: "memory");
+#endif
 	return now_ns();
 }
 
@@ -209,11 +237,11 @@ static void moved(const unsigned long long a[NR_BACKGROUND],
 
 /* ---- folio verification ------------------------------------------------ */
 
-enum expect { EXPECT_THP_PTE, EXPECT_THP_PMD, EXPECT_SMALL };
-static const char *const expect_name[] = { "thp-pte", "thp-pmd", "small" };
+enum expect { EXPECT_THP_PTE, EXPECT_THP_PMD, EXPECT_SMALL, EXPECT_MTHP_PTE };
+static const char *const expect_name[] = { "thp-pte", "thp-pmd", "small", "mthp-pte" };
 
 struct check {
-	unsigned long ok, want;	/* THP: 2 MiB blocks; small: pages */
+	unsigned long ok, want;	/* (m)THP: 2 MiB (64 KiB) blocks; small: pages */
 	const char *mapped;	/* "pte", "pmd" or "mixed" (smaps AnonHugePages) */
 };
 
@@ -249,12 +277,13 @@ static struct check verify(char *mem, enum expect e)
 {
 	struct check c = { 0, 0, "mixed" };
 	unsigned long npages = size / PAGE, huge;
+	unsigned long blk = (e == EXPECT_MTHP_PTE ? MTHP : THP) / PAGE;
 	uint64_t *pm = malloc(npages * sizeof(*pm));
-	uint64_t *flags = malloc(THP_PAGES * sizeof(*flags));
+	uint64_t *flags = malloc((THP_PAGES + 1) * sizeof(*flags));
 	int pfd = open("/proc/self/pagemap", O_RDONLY);
 	int kfd = open("/proc/kpageflags", O_RDONLY);
 
-	c.want = e == EXPECT_SMALL ? npages : size / THP;
+	c.want = e == EXPECT_SMALL ? npages : npages / blk;
 	if (!pm || !flags || pfd < 0 || kfd < 0 ||
 	    read_at(pfd, pm, npages * sizeof(*pm), (uintptr_t)mem / PAGE * sizeof(*pm)))
 		goto out;
@@ -276,18 +305,25 @@ static struct check verify(char *mem, enum expect e)
 					c.ok++;
 		}
 	} else {
-		for (unsigned long b = 0; b < size / THP; b++) {
-			uint64_t *p = pm + b * THP_PAGES, head = p[0];
-			int good = head && head % THP_PAGES == 0;
+		/*
+		 * Each block one folio of exactly blk pages: its head first,
+		 * blk - 1 tails, and the next block's first page not a tail.
+		 */
+		for (unsigned long b = 0; b < npages / blk; b++) {
+			uint64_t *p = pm + b * blk, head = p[0];
+			int good = head && head % blk == 0;
 
-			for (unsigned long k = 1; good && k < THP_PAGES; k++)
+			for (unsigned long k = 1; good && k < blk; k++)
 				good = p[k] == head + k;
-			if (!good || read_at(kfd, flags, THP_PAGES * sizeof(*flags), head * sizeof(*flags)))
+			if (!good || read_at(kfd, flags, blk * sizeof(*flags), head * sizeof(*flags)))
 				continue;
+			/* The PFN after the block: none (end of memory) is no tail. */
+			if (read_at(kfd, &flags[blk], sizeof(*flags), (head + blk) * sizeof(*flags)))
+				flags[blk] = 0;
 			good = (flags[0] & (1ULL << KPF_COMPOUND_HEAD)) && (flags[0] & (1ULL << KPF_THP));
-			for (unsigned long k = 1; good && k < THP_PAGES; k++)
+			for (unsigned long k = 1; good && k < blk; k++)
 				good = (flags[k] & (1ULL << KPF_COMPOUND_TAIL)) && (flags[k] & (1ULL << KPF_THP));
-			c.ok += good;
+			c.ok += good && !(flags[blk] & (1ULL << KPF_COMPOUND_TAIL));
 		}
 	}
 	huge = anon_huge(mem, size);
@@ -303,6 +339,32 @@ out:
 }
 
 /* ---- the cases ----------------------------------------------------------- */
+
+/* Write @val to a sysfs file; an error of case @name if that fails. */
+static void knob(const char *name, const char *path, const char *val)
+{
+	if (write_file(path, val)) {
+		char why[300];
+
+		snprintf(why, sizeof(why), "cannot set %s=%s", path, val);
+		error(name, why);
+	}
+}
+
+/*
+ * The anon THP sizes a case of @k may get: the PMD size (inherit: the
+ * global "always") for thp and anon-cow, only 64 KiB for mthp. Set before
+ * the case's warm-up; small pages come from MADV_NOHUGEPAGE.
+ */
+static void thp_sizes(const char *name, enum kind k)
+{
+	knob(name, "/sys/kernel/mm/transparent_hugepage/hugepages-2048kB/enabled",
+	     k == MTHP64 ? "never" : "inherit");
+	/* An x86_64 or arm64 kernel without 64K mTHP has no such file. */
+	if (k == MTHP64 || !access("/sys/kernel/mm/transparent_hugepage/hugepages-64kB/enabled", F_OK))
+		knob(name, "/sys/kernel/mm/transparent_hugepage/hugepages-64kB/enabled",
+		     k == MTHP64 ? "always" : "never");
+}
 
 /* THP-aligned memory, populated; NULL on failure. */
 static char *area(int thp, char **raw)
@@ -323,8 +385,8 @@ static char *area(int thp, char **raw)
 static void pte_map(char *mem)
 {
 	for (unsigned long t = 0; t < size; t += THP) {
-		mprotect(mem + t, PAGE, PROT_READ);
-		mprotect(mem + t, PAGE, PROT_READ | PROT_WRITE);
+		mprotect(mem + t + REMAP_PAGE * PAGE, PAGE, PROT_READ);
+		mprotect(mem + t + REMAP_PAGE * PAGE, PAGE, PROT_READ | PROT_WRITE);
 	}
 }
 
@@ -337,9 +399,9 @@ static const char *const action_name[] = {
 };
 
 /* Below 10 ms per window (base 6.12): they get SHORT_FACTOR x the runs. */
-static int is_short(int thp, enum action a)
+static int is_short(enum kind k, enum action a)
 {
-	return a == REMAP || a == FORK || (thp && a == MUNMAP);
+	return a == REMAP || a == FORK || (k != SMALL && a == MUNMAP);
 }
 
 static void write_pages(char *mem, int whole)
@@ -431,22 +493,25 @@ struct run {
 	unsigned long long before[NR_BACKGROUND], after[NR_BACKGROUND];
 };
 
-/* One attempt of @a on THP or small pages. */
-static void micro(enum action a, int thp, const char *name, struct run *r)
+/* One attempt of @a on pages of kind @k. */
+static void micro(enum action a, enum kind k, const char *name, struct run *r)
 {
+	static const enum expect pte_mapped[] = {
+		[SMALL] = EXPECT_SMALL, [PMD_THP] = EXPECT_THP_PTE, [MTHP64] = EXPECT_MTHP_PTE,
+	};
 	struct child child = { .pid = 0 };
 	int have_child = 0;
 	uint64_t t0 = 0, t1 = 0;
 	char *raw, *mem;
 
 	r->ns = 0;
-	r->expect = !thp ? EXPECT_SMALL : a == REMAP ? EXPECT_THP_PMD : EXPECT_THP_PTE;
-	mem = area(thp, &raw);
+	r->expect = k == PMD_THP && a == REMAP ? EXPECT_THP_PMD : pte_mapped[k];
+	mem = area(k != SMALL, &raw);
 	if (!mem) {
 		error(name, "mmap failed");
 		return;
 	}
-	if (thp && a != REMAP)
+	if (k == PMD_THP && a != REMAP)
 		pte_map(mem);
 	if ((a >= COW && a <= COW_REUSE_BYTE) || a == FORK) {
 		if (child_pipes(&child)) {
@@ -630,7 +695,7 @@ static void measure_here(void)
 }
 
 /* Measure one run of a case until a window is quiet; print the result. */
-static void measure(const char *name, int run, int thp, int a, int anon_rand)
+static void measure(const char *name, int run, enum kind k, int a, int anon_rand)
 {
 	char why[512];
 	struct run r;
@@ -639,7 +704,7 @@ static void measure(const char *name, int run, int thp, int a, int anon_rand)
 		if (a < 0)
 			anon_cow(anon_rand, name, &r);
 		else
-			micro(a, thp, name, &r);
+			micro(a, k, name, &r);
 		if (!r.ns)
 			return;
 		moved(r.before, r.after, why, sizeof(why));
@@ -670,6 +735,19 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IONBF, 0);
 	size = mib << 20;
+	if (sysconf(_SC_PAGESIZE) != (long)PAGE) {
+		printf("RUSTMM-BENCH-ERROR setup pages of %ld bytes: the benchmark is built for 4K pages\n",
+		       sysconf(_SC_PAGESIZE));
+		printf("RUSTMM-BENCH-DONE errors=1\n");
+		return 1;
+	}
+#if !defined(__x86_64__)
+	if (profile) {
+		printf("RUSTMM-BENCH-ERROR setup RUSTMM_BENCH_PROFILE: the window markers are x86_64's\n");
+		printf("RUSTMM-BENCH-DONE errors=1\n");
+		return 1;
+	}
+#endif
 	if (runs < 1 || !mib || size % THP) {
 		printf("RUSTMM-BENCH-ERROR setup bad RUNS or MIB (a multiple of 2)\n");
 		printf("RUSTMM-BENCH-DONE errors=1\n");
@@ -677,21 +755,27 @@ int main(int argc, char **argv)
 	}
 	quiet();
 	measure_here();
-	for (int thp = 1; thp >= 0; thp--) {
+	/* "all" is thp, small and anon-cow: what every target runs. */
+	for (int i = 0; i < 3; i++) {
+		static const enum kind order[] = { PMD_THP, SMALL, MTHP64 };
+		enum kind k = order[i];
+
 		for (int a = REMAP; a <= PTE_DONTNEED; a++) {
 			char name[64];
-			int n = is_short(thp, a) ? runs * SHORT_FACTOR : runs;
+			int n = is_short(k, a) ? runs * SHORT_FACTOR : runs;
 
-			snprintf(name, sizeof(name), "%s.%s", thp ? "thp" : "small",
-				 action_name[a]);
-			if (strcmp(want, "all") && strcmp(want, name))
+			if (k == MTHP64 && a == REMAP)
+				continue;	/* an mTHP is PTE-mapped from the start */
+			snprintf(name, sizeof(name), "%s.%s", kind_name[k], action_name[a]);
+			if (strcmp(want, name) && (strcmp(want, "all") || k == MTHP64))
 				continue;
 			found = 1;
+			thp_sizes(name, k);
 			profiling = 0;
-			measure(name, 0, thp, a, 0);	/* warm-up */
+			measure(name, 0, k, a, 0);	/* warm-up */
 			profiling = profile && !strcmp(profile, name);
 			for (int r = 1; r <= n; r++)
-				measure(name, r, thp, a, 0);
+				measure(name, r, k, a, 0);
 		}
 	}
 	for (int rand = 0; rand <= 1; rand++) {
@@ -700,11 +784,12 @@ int main(int argc, char **argv)
 		if (strcmp(want, "all") && strcmp(want, name))
 			continue;
 		found = 1;
+		thp_sizes(name, PMD_THP);
 		profiling = 0;
-		measure(name, 0, 1, -1, rand);	/* warm-up */
+		measure(name, 0, PMD_THP, -1, rand);	/* warm-up */
 		profiling = profile && !strcmp(profile, name);
 		for (int r = 1; r <= runs; r++)
-			measure(name, r, 1, -1, rand);
+			measure(name, r, PMD_THP, -1, rand);
 	}
 	if (!found)
 		error(want, "no such case");
