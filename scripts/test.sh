@@ -33,6 +33,8 @@ unset ARCH GRANULE
 
 passed=0 failed=0
 add() { passed=$((passed + $1)); failed=$((failed + $2)); }
+# Where the time goes, printed before the result line (CI shows the tail).
+times=()
 mkdir -p "$BUILD_DIR"
 
 bash "$RUST_MM_TOP/scripts/setup.sh" || { echo "0 passed, 1 failed"; exit 1; }
@@ -61,6 +63,7 @@ line_stage() { # TAG COMMAND OUTFILE (the command is word-split)
 	# shellcheck disable=SC2086
 	$2 2>&1 | tee "$BUILD_DIR/$3"
 	say "($3: $((SECONDS - t0)) s)"
+	times+=("${3%-stage.out} $((SECONDS - t0))s")
 	local last
 	last="$(tail -n 1 "$BUILD_DIR/$3")"
 	if [[ "$last" =~ ^$1:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
@@ -76,6 +79,7 @@ kunit_stage() { # COMMAND OUTFILE
 }
 
 say "== host tests (cargo test, rust/mm) =="
+t_host=$SECONDS
 host_log="$BUILD_DIR/host-tests.log"
 (cd "$RUST_MM_TOP/rust/mm" && CARGO_TARGET_DIR="$BUILD_DIR/cargo" timeout 900 cargo test --locked 2>&1) > "$host_log"
 rc=$?
@@ -90,6 +94,7 @@ rc=$?
 grep -E '^test |^test result|panicked|^error' "$loom_log"
 cargo_stage "loom model checks" "$loom_log" "$rc"
 
+times+=("setup ${t_host}s" "host+loom $((SECONDS - t_host))s")
 say "== tree and series =="
 if bash "$RUST_MM_TOP/scripts/prepare-tree.sh"; then
 	series_dir="$BUILD_DIR/series"
@@ -165,5 +170,6 @@ fi
   echo "tree=$(git -C "$KSRC" rev-parse 'rust-mm^{tree}' 2>/dev/null)"
   echo "date=$(date -u +%Y-%m-%d)"
   echo "duration=$((SECONDS / 60)) min"; } > "$BUILD_DIR/test-result.txt"
+say "stage times (build included): ${times[*]}; total $((SECONDS / 60)) min"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
