@@ -93,13 +93,14 @@ static void not_on_node(char *mem, int node, char *out, size_t len)
  * thp_area() placed on @node: if the allocator put it elsewhere, it is
  * made again with the task's policy bound to @node for its faults, and the
  * policy reset to the default (so NUMA balancing and the scenarios'
- * mbind() calls can move it). Made there, not moved there: in 6.12 (both
- * kernels) a migrated PTE-mapped THP comes out queued as partially mapped
- * -- try_to_migrate() unmaps the source PTE by PTE, __folio_remove_rmap()
- * marks it partially mapped, migrate_folio_move() requeues the destination
- * the same way -- and the next migration splits it (migrate_pages_batch()),
- * mapping its zero-filled pages to the shared zero page. A scenario's own
- * migration must be the folio's first.
+ * mbind() calls can move it). Made there, not moved there: in 6.12.117
+ * (both kernels; a 6.12.y backport, docs/arm64.md) a migrated PTE-mapped
+ * THP comes out queued as partially mapped -- try_to_migrate() unmaps the
+ * source PTE by PTE, __folio_remove_rmap() marks it partially mapped,
+ * migrate_folio_move() requeues the destination the same way -- and the
+ * next migration splits it (migrate_pages_batch()), mapping its
+ * zero-filled pages to the shared zero page. A scenario's own migration
+ * must be the folio's first.
  */
 static char *area_on(char *mem, int node)
 {
