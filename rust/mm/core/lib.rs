@@ -8,6 +8,8 @@
 
 #![no_std]
 
+pub mod contpte;
+pub mod contpte_vectors;
 pub mod folio;
 pub mod idspace;
 pub mod seqcount;
