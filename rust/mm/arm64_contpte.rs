@@ -29,6 +29,9 @@ const LAYOUT: Layout = Layout {
 const N: usize = LAYOUT.n();
 
 const _: () = {
+    // C's unsigned long is usize here; the `as` conversions between it and
+    // the core's u64 are lossless.
+    assert!(usize::BITS == u64::BITS);
     assert!(LAYOUT.check());
     assert!(N == bindings::CONTPTE_CONT_PTES as usize);
     assert!(N <= MAX_CONT_PTES);
@@ -52,6 +55,39 @@ const _: () = {
     assert!(bindings::contpte_access_plan_CONTPTE_ACCESS_UNFOLD == AccessPlan::UnfoldTarget as u32);
 };
 
+// Every export has the type of its C declaration (bindgen reads
+// asm/contpte_rust.h): a header and an export that disagree fail the build.
+const _: () = {
+    type TryFold = unsafe extern "C" fn(bool, usize, u64, usize, usize, *const u64) -> bool;
+    type Convert = unsafe extern "C" fn(u64, *const u64) -> u64;
+    type Lockless = unsafe extern "C" fn(u64, u32, *const u64, *mut u64) -> bool;
+    type Chunk = unsafe extern "C" fn(usize, usize, usize, u64) -> bindings::contpte_chunk;
+    type Ends = unsafe extern "C" fn(usize, u32) -> u32;
+    type Span = unsafe extern "C" fn(usize, usize, u32, bool, bool) -> bindings::contpte_span;
+    type Plan = unsafe extern "C" fn(*const u64, u64, u64) -> u32;
+    let _: [TryFold; 2] = [bindings::rust_contpte_try_fold, rust_contpte_try_fold];
+    let _: [Convert; 4] = [
+        bindings::rust_contpte_convert,
+        rust_contpte_convert,
+        bindings::rust_contpte_gather,
+        rust_contpte_gather,
+    ];
+    let _: [Lockless; 2] = [
+        bindings::rust_contpte_gather_lockless,
+        rust_contpte_gather_lockless,
+    ];
+    let _: [Chunk; 2] = [
+        bindings::rust_contpte_set_ptes_chunk,
+        rust_contpte_set_ptes_chunk,
+    ];
+    let _: [Ends; 2] = [bindings::rust_contpte_partial_ends, rust_contpte_partial_ends];
+    let _: [Span; 2] = [
+        bindings::rust_contpte_clear_young_dirty_span,
+        rust_contpte_clear_young_dirty_span,
+    ];
+    let _: [Plan; 2] = [bindings::rust_contpte_access_plan, rust_contpte_access_plan];
+};
+
 /// The block C read, as a slice.
 ///
 /// # Safety
@@ -72,16 +108,23 @@ unsafe fn block<'a>(block: *const u64) -> &'a [u64] {
 #[no_mangle]
 pub unsafe extern "C" fn rust_contpte_try_fold(
     mm_is_user: bool,
-    addr: u64,
+    addr: usize,
     pte: u64,
-    page_idx: u64,
-    folio_nr: u64,
+    page_idx: usize,
+    folio_nr: usize,
     blk: *const u64,
 ) -> bool {
     // SAFETY: Forwarded from this function's safety requirements.
     let blk = unsafe { block(blk) };
     LAYOUT
-        .try_fold(mm_is_user, addr, Pte(pte), page_idx, folio_nr, blk)
+        .try_fold(
+            mm_is_user,
+            addr as u64,
+            Pte(pte),
+            page_idx as u64,
+            folio_nr as u64,
+            blk,
+        )
         .is_some()
 }
 
@@ -136,14 +179,14 @@ pub unsafe extern "C" fn rust_contpte_gather_lockless(
 /// One chunk of `contpte_set_ptes()`.
 #[no_mangle]
 pub extern "C" fn rust_contpte_set_ptes_chunk(
-    addr: u64,
-    end: u64,
-    pfn: u64,
+    addr: usize,
+    end: usize,
+    pfn: usize,
     prot: u64,
 ) -> bindings::contpte_chunk {
-    let c = LAYOUT.set_ptes_chunk(addr, end, pfn, prot);
+    let c = LAYOUT.set_ptes_chunk(addr as u64, end as u64, pfn as u64, prot);
     bindings::contpte_chunk {
-        next: c.next,
+        next: c.next as usize,
         nr: c.nr,
         pte: c.pte.0,
     }
@@ -152,8 +195,8 @@ pub extern "C" fn rust_contpte_set_ptes_chunk(
 /// `contpte_try_unfold_partial()`'s ends: `CONTPTE_PARTIAL_FIRST` and/or
 /// `CONTPTE_PARTIAL_LAST`.
 #[no_mangle]
-pub extern "C" fn rust_contpte_partial_ends(ptep_idx: u64, nr: u32) -> u32 {
-    let e = LAYOUT.partial_ends(ptep_idx, nr);
+pub extern "C" fn rust_contpte_partial_ends(ptep_idx: usize, nr: u32) -> u32 {
+    let e = LAYOUT.partial_ends(ptep_idx as u64, nr);
     let mut r = 0;
     if e.first {
         r |= bindings::CONTPTE_PARTIAL_FIRST;
@@ -167,16 +210,16 @@ pub extern "C" fn rust_contpte_partial_ends(ptep_idx: u64, nr: u32) -> u32 {
 /// `contpte_clear_young_dirty_ptes()`'s range.
 #[no_mangle]
 pub extern "C" fn rust_contpte_clear_young_dirty_span(
-    addr: u64,
-    ptep_idx: u64,
+    addr: usize,
+    ptep_idx: usize,
     nr: u32,
     first_cont: bool,
     last_cont: bool,
 ) -> bindings::contpte_span {
-    let s = LAYOUT.clear_young_dirty_span(addr, ptep_idx, nr, first_cont, last_cont);
+    let s = LAYOUT.clear_young_dirty_span(addr as u64, ptep_idx as u64, nr, first_cont, last_cont);
     bindings::contpte_span {
-        start: s.start,
-        back: s.back,
+        start: s.start as usize,
+        back: s.back as usize,
         nr: s.nr,
     }
 }
@@ -194,9 +237,17 @@ pub unsafe extern "C" fn rust_contpte_access_plan(blk: *const u64, target: u64, 
 
 /// The structured random vectors of the differential KUnit suite.
 #[cfg(CONFIG_ARM64_CONTPTE_RUST_KUNIT_TEST)]
-mod test_vectors {
+pub mod test_vectors {
     use super::*;
     use crate::contpte_vectors::{digest, BlockGen};
+
+    // The exports have the types of their C declarations.
+    const _: () = {
+        type Digest = unsafe extern "C" fn() -> u64;
+        type Case = unsafe extern "C" fn(*mut u64, *mut u64, *mut bindings::contpte_test_case);
+        let _: [Digest; 2] = [bindings::rust_contpte_test_digest, rust_contpte_test_digest];
+        let _: [Case; 2] = [bindings::rust_contpte_test_case, rust_contpte_test_case];
+    };
 
     /// The digest of the first vectors on this kernel's layout (the host
     /// tests pin the same number).
@@ -232,9 +283,9 @@ mod test_vectors {
         *out = bindings::contpte_test_case {
             pte: c.pte.0,
             idx: c.idx as u32,
-            addr: c.addr,
-            page_idx: c.page_idx,
-            folio_nr: c.folio_nr,
+            addr: c.addr as usize,
+            page_idx: c.page_idx as usize,
+            folio_nr: c.folio_nr as usize,
             entry: c.entry.0,
             mm_is_user: c.mm_is_user,
         };
