@@ -49,7 +49,10 @@ const _: () = {
     assert!(bindings::CONTPTE_PTE_UXN == bits::UXN);
     assert!(bindings::CONTPTE_PTE_DIRTY == bits::DIRTY);
     assert!(bindings::CONTPTE_PTE_SPECIAL == bits::SPECIAL);
-    assert!(bindings::CONTPTE_PTE_ADDR_LOW == ((1u64 << (50 - LAYOUT.page_shift)) - 1) << LAYOUT.page_shift);
+    assert!(
+        bindings::CONTPTE_PTE_ADDR_LOW
+            == ((1u64 << (50 - LAYOUT.page_shift)) - 1) << LAYOUT.page_shift
+    );
     assert!(bindings::contpte_access_plan_CONTPTE_ACCESS_NOOP == AccessPlan::NoOp as u32);
     assert!(bindings::contpte_access_plan_CONTPTE_ACCESS_BLOCK == AccessPlan::WholeBlock as u32);
     assert!(bindings::contpte_access_plan_CONTPTE_ACCESS_UNFOLD == AccessPlan::UnfoldTarget as u32);
@@ -80,7 +83,10 @@ const _: () = {
         bindings::rust_contpte_set_ptes_chunk,
         rust_contpte_set_ptes_chunk,
     ];
-    let _: [Ends; 2] = [bindings::rust_contpte_partial_ends, rust_contpte_partial_ends];
+    let _: [Ends; 2] = [
+        bindings::rust_contpte_partial_ends,
+        rust_contpte_partial_ends,
+    ];
     let _: [Span; 2] = [
         bindings::rust_contpte_clear_young_dirty_span,
         rust_contpte_clear_young_dirty_span,
