@@ -29,13 +29,15 @@ bench_prepare() {
 
 # The config: tests/bench/bench.kunitconfig, on arm64 followed by
 # tests/kunit/arm64.kunitconfig (48-bit VAs, contiguous PTEs: the arch as
-# the test kernels have it), then EXTRA_CONFIG.
+# the test kernels have it) without our options (the test kernels turn
+# every system on; a benchmark kernel has only the one it measures), then
+# EXTRA_CONFIG.
 build() { # NAME SRC EXTRA_CONFIG: $OUT/kernel-NAME
 	local dir="$OUT/kernel-$1" kcfg args=()
 	mkdir -p "$dir"
 	kcfg="$dir/bench.kunitconfig"
 	cp "$RUST_MM_TOP/tests/bench/bench.kunitconfig" "$kcfg"
-	[ "$KARCH" = arm64 ] && cat "$RUST_MM_TOP/tests/kunit/arm64.kunitconfig" >> "$kcfg"
+	[ "$KARCH" = arm64 ] && grep -v 'ARM64_CONTPTE_RUST' "$RUST_MM_TOP/tests/kunit/arm64.kunitconfig" >> "$kcfg"
 	[ -n "$3" ] && echo "$3" >> "$kcfg"
 	for o in "${KMAKE_OPTS[@]}"; do args+=(--make_options "$o"); done
 	say "[$1] building $(make -s -C "$2" kernelversion) for $TARGET from $2 into $dir (log: $dir/build.log)"
