@@ -29,13 +29,15 @@ bench_prepare() {
 
 # The config: tests/bench/bench.kunitconfig, on arm64 followed by
 # tests/kunit/arm64.kunitconfig (48-bit VAs, contiguous PTEs: the arch as
-# the test kernels have it), then EXTRA_CONFIG.
+# the test kernels have it) without our options (the test kernels turn
+# every system on; a benchmark kernel has only the one it measures), then
+# EXTRA_CONFIG.
 build() { # NAME SRC EXTRA_CONFIG: $OUT/kernel-NAME
 	local dir="$OUT/kernel-$1" kcfg args=()
 	mkdir -p "$dir"
 	kcfg="$dir/bench.kunitconfig"
 	cp "$RUST_MM_TOP/tests/bench/bench.kunitconfig" "$kcfg"
-	[ "$KARCH" = arm64 ] && cat "$RUST_MM_TOP/tests/kunit/arm64.kunitconfig" >> "$kcfg"
+	[ "$KARCH" = arm64 ] && grep -v 'ARM64_CONTPTE_RUST' "$RUST_MM_TOP/tests/kunit/arm64.kunitconfig" >> "$kcfg"
 	[ -n "$3" ] && echo "$3" >> "$kcfg"
 	for o in "${KMAKE_OPTS[@]}"; do args+=(--make_options "$o"); done
 	say "[$1] building $(make -s -C "$2" kernelversion) for $TARGET from $2 into $dir (log: $dir/build.log)"
@@ -45,20 +47,39 @@ build() { # NAME SRC EXTRA_CONFIG: $OUT/kernel-NAME
 		tail -n 20 "$dir/build.log"
 		die "[$1] the kernel did not build; no benchmark report"
 	fi
-	if [ "$1" = base ] && grep -q '^CONFIG_MM_RMAP_ID=y' "$dir/.config"; then
-		die "[base] has CONFIG_MM_RMAP_ID"
+	local ours
+	ours="$(grep -oE '^CONFIG_(MM_RMAP_ID|ARM64_CONTPTE_RUST)=y' "$dir/.config" | tr '\n' ' ')"
+	if [ "$1" = base ] && [ -n "$ours" ]; then
+		die "[base] has $ours"
 	fi
-	if [ "$1" = patched ] && ! grep -q '^CONFIG_MM_RMAP_ID=y' "$dir/.config"; then
-		die "[patched] lacks CONFIG_MM_RMAP_ID"
+	if [ "$1" = patched ] && [ "$ours" != "$(bench_option) " ]; then
+		die "[patched] has '${ours% }' of our options, not only $(bench_option)"
 	fi
 }
 
-# base: the pinned tree without the series; patched: with it and the option.
+# The option of the measured system (BENCH_SYSTEM, default rmap-id).
+bench_option() {
+	case "${SYSTEM:-rmap-id}" in
+	contpte) echo CONFIG_ARM64_CONTPTE_RUST=y ;;
+	*) echo CONFIG_MM_RMAP_ID=y ;;
+	esac
+}
+
+# base: the pinned tree without the series; patched: with it and the
+# measured system's option (only that one). Every system's base kernel is
+# the same build: one made for another system is copied and brought up to
+# date instead of built again.
 build_kernel() { # base|patched
 	if [ "$1" = base ]; then
+		local other="$BUILD_DIR/bench$TSUFFIX/kernel-base"
+		if [ ! -f "$OUT/kernel-base/.config" ] && [ "$OUT" != "$BUILD_DIR/bench$TSUFFIX" ] &&
+		   [ -f "$other/$KIMAGE" ]; then
+			say "[base] starting from the base kernel of $other"
+			mkdir -p "$OUT" && cp -a "$other" "$OUT/kernel-base"
+		fi
 		build base "$base_src" ""
 	else
-		build patched "$KSRC" "CONFIG_MM_RMAP_ID=y"
+		build patched "$KSRC" "$(bench_option)"
 	fi
 }
 

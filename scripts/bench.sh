@@ -28,6 +28,12 @@
 #   BENCH_CASES     cases to run (default all 18; 25 on arm64); the report of a subset
 #                   goes to build/bench/partial/, never into docs/
 #   BENCH_TIMEOUT   seconds per guest before it counts as hung (default 3600)
+#   BENCH_SYSTEM    the system measured (default rmap-id): rmap-id's patched
+#                   kernel has CONFIG_MM_RMAP_ID=y; contpte (ARCH=arm64) has
+#                   only CONFIG_ARM64_CONTPTE_RUST=y, runs seed 001's cases
+#                   (fork, munmap, MADV_DONTNEED on 2M THP, 64K mTHP and
+#                   order-0) against a +-0.5 % target, and writes
+#                   build/bench-arm64-contpte and docs/benchmarks-contpte-arm64.*
 #   BENCH_KERNELS   which kernels to build and run now (default "base
 #                   patched"); the other's logs from an earlier run are
 #                   reused only if they were made with the same settings,
@@ -56,8 +62,18 @@ anon-cow-seq anon-cow-rand"
 # arm64: the same cases on 64 KiB mTHP, PTE-mapped from the start (no remap).
 [ "$TARGET" = arm64 ] &&
 	ALL_CASES="$ALL_CASES mthp.munmap mthp.fork mthp.cow mthp.cow-byte mthp.cow-reuse mthp.cow-reuse-byte mthp.pte-dontneed"
+SYSTEM="${BENCH_SYSTEM:-rmap-id}"
+case "$SYSTEM" in
+rmap-id) SYS_SUFFIX="" ;;
+contpte)
+	[ "$KARCH" = arm64 ] || die "BENCH_SYSTEM=contpte measures arm64's contiguous PTEs: use ARCH=arm64"
+	SYS_SUFFIX=-contpte
+	ALL_CASES="thp.fork thp.munmap thp.pte-dontneed mthp.fork mthp.munmap mthp.pte-dontneed small.fork small.munmap small.pte-dontneed"
+	;;
+*) die "BENCH_SYSTEM=$SYSTEM is not supported; supported: rmap-id contpte" ;;
+esac
 CASES="$(echo ${BENCH_CASES:-$ALL_CASES})"
-OUT="$BUILD_DIR/bench$TSUFFIX"
+OUT="$BUILD_DIR/bench$TSUFFIX$SYS_SUFFIX"
 LOGS="$OUT/logs"
 mkdir -p "$LOGS"
 [ "$BOOTS" -ge 3 ] 2>/dev/null || die "BENCH_BOOTS=$BOOTS: at least 3 boots per kernel are needed for an interval"
@@ -140,7 +156,8 @@ for k in base patched; do
 done
 cmd="make bench BENCH_BOOTS=$BOOTS BENCH_RUNS=$RUNS BENCH_MIB=$MIB"
 [ "$TARGET" = x86_64 ] || cmd="make bench ARCH=$ARCH BENCH_BOOTS=$BOOTS BENCH_RUNS=$RUNS BENCH_MIB=$MIB"
-report="$RUST_MM_TOP/docs/benchmarks$TSUFFIX"
+[ "$SYSTEM" = rmap-id ] || cmd+=" BENCH_SYSTEM=$SYSTEM"
+report="$RUST_MM_TOP/docs/benchmarks$SYS_SUFFIX$TSUFFIX"
 if [ "$CASES" != "$(echo $ALL_CASES)" ]; then
 	# A subset of the cases never replaces the docs' report.
 	cmd+=" BENCH_CASES='$CASES'"
@@ -151,6 +168,6 @@ python3 "$RUST_MM_TOP/scripts/bench-report.py" \
 	--logs "$LOGS" --cases "$CASES" --boots "$BOOTS" --runs "$RUNS" --mib "$MIB" \
 	--base-manifest "$OUT/manifest-base.txt" --patched-manifest "$OUT/manifest-patched.txt" \
 	--base-config "$OUT/kernel-base/.config" --patched-config "$OUT/kernel-patched/.config" \
-	--diffconfig "$KSRC/scripts/diffconfig" --reused "$reused" --target "$TARGET" \
+	--diffconfig "$KSRC/scripts/diffconfig" --reused "$reused" --target "$TARGET" --system "$SYSTEM" \
 	--command "$cmd" --out "$report" || die "bench-report.py failed"
 say "report: $report.md, $report.json, $report.png"

@@ -42,6 +42,17 @@ clippy_kernel() {
 	cat "$BUILD_DIR/clippy-kernel.out"
 	! grep -E '^(warning|error)' "$BUILD_DIR/clippy-kernel.out"
 }
+# The arm64-only modules (contpte) are built only for arm64: clippy them in
+# the arm64 KUnit kernel too (make test builds it before this gate).
+clippy_kernel_arm64() {
+	local out="$BUILD_DIR/kunit-arm64"
+	[ -f "$out/.config" ] || { echo "no configured arm64 kernel in $out (run: make kunit ARCH=arm64)"; return 1; }
+	rm -f "$out/rust/mm/rust_mm.o"
+	make -C "$KSRC" O="$out" ARCH=arm64 "${KMAKE_OPTS[@]}" CLIPPY=1 KRUSTFLAGS=-Dwarnings rust/mm/ \
+		> "$BUILD_DIR/clippy-kernel-arm64.out" 2>&1 || { cat "$BUILD_DIR/clippy-kernel-arm64.out"; return 1; }
+	cat "$BUILD_DIR/clippy-kernel-arm64.out"
+	! grep -E '^(warning|error)' "$BUILD_DIR/clippy-kernel-arm64.out"
+}
 clippy_host() {
 	(cd "$RUST_MM_TOP/rust/mm" && CARGO_TARGET_DIR="$BUILD_DIR/cargo" \
 		cargo clippy --locked --all-targets -- -D warnings)
@@ -49,5 +60,6 @@ clippy_host() {
 gate checkpatch
 gate rustfmt_check
 gate clippy_kernel
+gate clippy_kernel_arm64
 gate clippy_host
 exit $bad

@@ -16,7 +16,7 @@ set -euo pipefail
 # shellcheck source=scripts/env.sh
 . "$(dirname "$0")/env.sh"
 
-SUITES="${KUNIT_SUITES:-rmap_id folio_rmap atomic_seqcount}"
+SUITES="${KUNIT_SUITES:-$KUNIT_OUR_SUITES}"
 OUT="${KUNIT_BUILD:-$KUNIT_OUT}"
 RESULTS="${KUNIT_RESULTS:-$BUILD_DIR/kunit-results$TSUFFIX.json}"
 LOG="${KUNIT_LOG:-$BUILD_DIR/kunit$TSUFFIX.log}"

@@ -159,7 +159,8 @@ if bash "$RUST_MM_TOP/scripts/prepare-tree.sh"; then
 	lout="$(bash "$RUST_MM_TOP/scripts/lint.sh" 2>&1)"
 	grep '^lint: ' <<<"$lout"
 	ok=$(grep -c '^lint: .*: ok$' <<<"$lout")
-	add "$ok" $((4 - ok))
+	gates=$(grep -c '^gate ' "$RUST_MM_TOP/scripts/lint.sh")
+	add "$ok" $((gates - ok))
 else
 	echo "rust-mm: the tree could not be prepared; kernel tests not run"
 	add 0 1

@@ -11,6 +11,18 @@
 //! - `CONFIG_MM_RMAP_ID`: precise "mapped shared" tracking of large folios
 //!   with rmap IDs; C reaches it through `include/linux/rmap_id.h` and
 //!   `include/linux/atomic_seqcount.h`.
+//! - `CONFIG_ARM64_CONTPTE_RUST`: the decisions of arm64's transparent
+//!   contiguous PTEs; C reaches them through
+//!   `arch/arm64/include/asm/contpte_rust.h`.
+
+#[cfg(CONFIG_ARM64_CONTPTE_RUST)]
+pub mod arm64_contpte;
+#[cfg(CONFIG_ARM64_CONTPTE_RUST)]
+#[path = "core/contpte.rs"]
+pub mod contpte;
+#[cfg(CONFIG_ARM64_CONTPTE_RUST_KUNIT_TEST)]
+#[path = "core/contpte_vectors.rs"]
+pub mod contpte_vectors;
 
 #[cfg(CONFIG_MM_RMAP_ID)]
 pub mod atomic_seqcount;

@@ -102,6 +102,12 @@ impl BlockGen {
         })
     }
 
+    /// The generator's state: [`BlockGen::new`] of it continues the
+    /// sequence (how the kernel keeps a generator between calls from C).
+    pub const fn state(&self) -> u64 {
+        self.0
+    }
+
     /// The next 64 random bits.
     pub fn bits(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
