@@ -8,13 +8,14 @@
       replaces `git format-patch --cover-letter`'s *** SUBJECT HERE *** with
       the topic's Title and *** BLURB HERE *** with kernel-patches/T/cover,
       in which @BENCHMARKS@ becomes the benchmark summary of
-      docs/benchmarks.json (with its command) and @TESTS@ the test summary
+      the topic's benchmark report (its "Bench:" field, default
+      docs/benchmarks.json; with its command) and @TESTS@ the test summary
       (KUnit cases counted in the tree, the last `make test` result if it
       was run on this very tree).
 
   cover-letter.py --check COVER... --bench docs/benchmarks.json
       reads the benchmark lines back out of exported cover letters and
-      compares every number with docs/benchmarks.json; prints one line per
+      compares every number with that JSON report; prints one line per
       cover letter and exits 1 on any mismatch (or a cover letter whose
       benchmark section lost a case).
 """
@@ -60,8 +61,14 @@ def bench_rows(bench):
     return rows
 
 
-def bench_section(bench):
+def shown(path):
+    """A benchmark report's path as the repository names it (docs/...)."""
+    return "docs/" + os.path.basename(path)
+
+
+def bench_section(bench, path):
     m = bench["meta"]
+    report = os.path.splitext(path)[0] + ".md"
     what = m.get("statistic", "median of the runs of one boot per group; interval: spread of the ratios")
     out = [f"{BENCH_BEGIN}instructions executed by each measured action under",
            "QEMU TCG -icount, patched vs unpatched 6.12 built and booted alike;",
@@ -74,15 +81,24 @@ def bench_section(bench):
             continue
         interval = f"[{lo:+.2f}, {hi:+.2f}]"
         out.append(f"  {case:<22}{ch:+8.2f}%   {interval:<18} {target:<13}{verdict}")
-    out += ["", "Full report, with the kernels' provenance: docs/benchmarks.md of the",
+    out += ["", f"Full report, with the kernels' provenance: {report} of the",
             "rust-mm repository (the numbers above are generated from",
-            "docs/benchmarks.json by `make series`)."]
+            f"{path} by `make series`)."]
     return "\n".join(out)
 
 
+def kunit_dirs(tree):
+    """Where the series' KUnit suites live: mm/, lib/ and each arch's mm/."""
+    dirs = ["mm", "lib"]
+    for arch in sorted(os.listdir(os.path.join(tree, "arch"))):
+        if os.path.isdir(os.path.join(tree, "arch", arch, "mm")):
+            dirs.append(os.path.join("arch", arch, "mm"))
+    return dirs
+
+
 def kunit_cases(tree, suite):
-    """Number of KUNIT_CASE entries of the suite named @suite in tree/mm."""
-    for root in ("mm", "lib"):
+    """Number of KUNIT_CASE entries of the suite named @suite in the tree."""
+    for root in kunit_dirs(tree):
         d = os.path.join(tree, root)
         for name in sorted(os.listdir(d)):
             if not name.endswith(".c"):
@@ -105,7 +121,7 @@ def tests_section(topic_dir, tree, test_result):
         for s in suites:
             n, where = kunit_cases(tree, s)
             if n is None:
-                raise SystemExit(f"cover-letter: KUnit suite {s} not found in {tree}/mm")
+                raise SystemExit(f"cover-letter: KUnit suite {s} not found in {tree} ({', '.join(kunit_dirs(tree))})")
             out.append(f"  {s:<18} {n:3d} cases  ({where})")
     tree_hash = subprocess.run(["git", "-C", tree, "rev-parse", "rust-mm^{tree}"],
                                capture_output=True, text=True).stdout.strip()
@@ -127,7 +143,7 @@ def fill(args):
     topic_dir = args.topic_dir
     text = open(os.path.join(topic_dir, "cover")).read().rstrip("\n")
     if "@BENCHMARKS@" in text:
-        text = text.replace("@BENCHMARKS@", bench_section(json.load(open(args.bench))))
+        text = text.replace("@BENCHMARKS@", bench_section(json.load(open(args.bench)), shown(args.bench)))
     if "@TESTS@" in text:
         text = text.replace("@TESTS@", tests_section(topic_dir, args.tree, args.test_result))
     left = re.findall(r"@[A-Z_]+@", text)
@@ -167,7 +183,7 @@ def check(args):
             got = (float(m.group(2)), float(m.group(3)), float(m.group(4)), m.group(5), m.group(6))
             exp = (round(ch, 2), round(lo, 2), round(hi, 2), target, verdict)
             if got != exp:
-                wrong.append(f"{case}: cover says {got}, benchmarks.json {exp}")
+                wrong.append(f"{case}: cover says {got}, {shown(args.bench)} {exp}")
         missing = sorted(c for c, r in want.items() if r[1] is not None and c not in seen)
         if missing:
             wrong.append(f"cases missing from the cover letter: {missing}")
@@ -177,7 +193,7 @@ def check(args):
             for w in wrong:
                 print(f"  {w}")
         else:
-            print(f"cover-check: {path}: {len(seen)} benchmark cases match docs/benchmarks.json: ok")
+            print(f"cover-check: {path}: {len(seen)} benchmark cases match {shown(args.bench)}: ok")
     return bad
 
 

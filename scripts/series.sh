@@ -131,7 +131,7 @@ export_topic() { # TOPIC OUTDIR
 		-o "$out" "$RANGE_START..$end"
 	python3 "$RUST_MM_TOP/scripts/cover-letter.py" --topic "$t" \
 		--topic-dir "$TOPICS_DIR/$t" --cover "$(ls "$out"/*0000-cover-letter.patch)" \
-		--bench "$RUST_MM_TOP/docs/benchmarks.json" --tree "$KSRC" \
+		--bench "$(topic_bench "$t")" --tree "$KSRC" \
 		--test-result "$BUILD_DIR/test-result.txt" || die "topic $t: cannot write its cover letter"
 	(cd "$out" && ls ./*.patch | sed 's|^\./||' | grep -v -- '-cover-letter\.patch$') > "$out/series"
 }
@@ -243,7 +243,7 @@ check)
 robots)
 	# What a mailing list's bots check besides checkpatch (scripts/lint.sh):
 	# every file the series adds has our MAINTAINERS entry, and every cover
-	# letter's benchmark numbers are those of docs/benchmarks.json.
+	# letter's benchmark numbers are those of its topic's report (Bench:).
 	dir="$(cd "${2:?usage: series.sh robots DIR}" && pwd)"
 	section="$(head -n 1 "$TOPICS_DIR/$(topics_all | head -n 1)/maintainers")"
 	mapfile -t added < <(git_t diff --name-only --diff-filter=A pristine rust-mm)
@@ -262,12 +262,13 @@ robots)
 		[ -f "$c" ] || c="$(ls "$dir/$t"/*0000-cover-letter.patch 2>/dev/null | head -n 1)"
 		[ -f "$c" ] || { echo "robots: topic $t has no cover letter in $dir/$t: FAILED"; continue; }
 		grep -q '^Benchmarks (' "$c" || continue
-		if python3 "$RUST_MM_TOP/scripts/cover-letter.py" --bench "$RUST_MM_TOP/docs/benchmarks.json" \
+		bench="$(topic_bench "$t")"
+		if python3 "$RUST_MM_TOP/scripts/cover-letter.py" --bench "$bench" \
 			--check "$c" > "$BUILD_DIR/cover-check-$t.log"; then
-			echo "robots: topic $t: the cover letter's benchmark numbers are docs/benchmarks.json's: ok"
+			echo "robots: topic $t: the cover letter's benchmark numbers are docs/${bench##*/}'s: ok"
 		else
 			cat "$BUILD_DIR/cover-check-$t.log"
-			echo "robots: topic $t: the cover letter's benchmark numbers differ from docs/benchmarks.json: FAILED"
+			echo "robots: topic $t: the cover letter's benchmark numbers differ from docs/${bench##*/}: FAILED"
 		fi
 	done
 	;;

@@ -8,6 +8,8 @@
 #   topic        "Key: value" lines: Title, Prefix, Version, Depends (the
 #                topics it needs, space separated), Kconfig (the option
 #                gating its Rust modules in rust/mm/rust_mm.rs, if any)
+#                Bench (the JSON benchmark report its cover letter quotes,
+#                under docs/; default benchmarks.json)
 #   cover        the text of its cover letter (scripts/cover-letter.py)
 #   series       its patches, in order
 #   rust-files   (optional) files of this repository it adds to rust/mm,
@@ -35,6 +37,14 @@ topic_field() { # TOPIC KEY: the value of "KEY:" in the topic's metadata
 	local f="$TOPICS_DIR/$1/topic"
 	[ -f "$f" ] || die "kernel-patches/$1/topic is missing (is '$1' a topic of kernel-patches/topics?)"
 	sed -n "s/^$2:[[:space:]]*//p" "$f" | head -n 1 | sed 's/[[:space:]]*$//'
+}
+
+topic_bench() { # TOPIC: the path of its benchmark report (docs/, "Bench:")
+	local f
+	f="$(topic_field "$1" Bench)"
+	f="$RUST_MM_TOP/docs/${f:-benchmarks.json}"
+	[ -f "$f" ] || die "topic $1: its benchmark report ${f#"$RUST_MM_TOP"/} is missing"
+	echo "$f"
 }
 
 topic_patches() { # TOPIC: its patch files, in order
