@@ -50,8 +50,12 @@ for _a in ("remap", "munmap", "fork", "cow", "cow-byte", "cow-reuse",
         TARGET[f"mthp.{_a}"] = TARGET[f"thp.{_a}"]
 
 # BENCH_SYSTEM=contpte (arm64): the contpte decisions were out-of-line calls
-# in C already, so every case must stay within +-0.5 % of the base.
-CONTPTE_TARGET = {f"{k}.{a}": (-0.5, 0.5) for k in ("thp", "mthp", "small")
+# in C already, so every case must stay within +0.5 % of the base. Order-0
+# runs 6.12's code unchanged (its entries never leave pgtable.h): there the
+# band is two-sided, any change is a finding. On large folios a case that is
+# cheaper than 6.12 is not a miss (docs/contpte.md says where it comes from).
+CONTPTE_TARGET = {f"{k}.{a}": ((-0.5, 0.5) if k == "small" else (None, 0.5))
+                  for k in ("thp", "mthp", "small")
                   for a in ("fork", "munmap", "pte-dontneed")}
 TITLE = {"rmap-id": "rmap IDs, COW reuse", "contpte": "contpte decisions in Rust"}
 

@@ -64,64 +64,79 @@ pub struct Pte(pub u64);
 
 impl Pte {
     /// `pte_valid()`.
+    #[inline]
     pub const fn valid(self) -> bool {
         self.0 & VALID != 0
     }
     /// `pte_cont()`.
+    #[inline]
     pub const fn cont(self) -> bool {
         self.0 & CONT != 0
     }
     /// `pte_valid_cont()`.
+    #[inline]
     pub const fn valid_cont(self) -> bool {
         self.valid() && self.cont()
     }
     /// `pte_young()`.
+    #[inline]
     pub const fn young(self) -> bool {
         self.0 & AF != 0
     }
     /// `pte_write()`: the DBM bit.
+    #[inline]
     pub const fn write(self) -> bool {
         self.0 & WRITE != 0
     }
     /// `pte_rdonly()`.
+    #[inline]
     pub const fn rdonly(self) -> bool {
         self.0 & RDONLY != 0
     }
     /// `pte_special()`.
+    #[inline]
     pub const fn special(self) -> bool {
         self.0 & SPECIAL != 0
     }
     /// `pte_sw_dirty()`.
+    #[inline]
     pub const fn sw_dirty(self) -> bool {
         self.0 & DIRTY != 0
     }
     /// `pte_hw_dirty()`: writable and not read-only.
+    #[inline]
     pub const fn hw_dirty(self) -> bool {
         self.write() && !self.rdonly()
     }
     /// `pte_dirty()`.
+    #[inline]
     pub const fn dirty(self) -> bool {
         self.sw_dirty() || self.hw_dirty()
     }
     /// `pte_mkclean()`: clear software dirty, make read-only.
+    #[inline]
     pub const fn mkclean(self) -> Pte {
         Pte((self.0 & !DIRTY) | RDONLY)
     }
     /// `pte_mkdirty()`: set software dirty; a writable entry becomes
     /// hardware-dirty too.
+    #[inline]
     pub const fn mkdirty(self) -> Pte {
         let p = self.0 | DIRTY;
         Pte(if self.write() { p & !RDONLY } else { p })
     }
     /// `pte_mkold()`.
+    #[inline]
     pub const fn mkold(self) -> Pte {
         Pte(self.0 & !AF)
     }
     /// `pte_mkyoung()`.
+    #[inline]
     pub const fn mkyoung(self) -> Pte {
         Pte(self.0 | AF)
     }
     /// `pte_wrprotect()`: hardware-dirty moves to software dirty first.
+    #[inline]
     pub const fn wrprotect(self) -> Pte {
         let p = if self.hw_dirty() {
             self.0 | DIRTY
@@ -131,21 +146,25 @@ impl Pte {
         Pte((p & !WRITE) | RDONLY)
     }
     /// `pte_mkcont()`: sets `PTE_CONT` and `PTE_TYPE_PAGE`.
+    #[inline]
     pub const fn mkcont(self) -> Pte {
         Pte(self.0 | CONT | TYPE_PAGE)
     }
     /// `pte_mknoncont()`.
+    #[inline]
     pub const fn mknoncont(self) -> Pte {
         Pte(self.0 & !CONT)
     }
     /// `pte_mkold(pte_mkclean(pte))`: the value with access and dirty state
     /// removed, which is what must agree across a block.
+    #[inline]
     pub const fn without_access_dirty(self) -> Pte {
         self.mkclean().mkold()
     }
     /// This value with the access and dirty state of `other` added, as
     /// 6.12 gathers a block: `mkdirty` if `other` is dirty, `mkyoung` if it
     /// is young.
+    #[inline]
     pub const fn gather(self, other: Pte) -> Pte {
         let p = if other.dirty() { self.mkdirty() } else { self };
         if other.young() {
@@ -197,6 +216,7 @@ pub const MAX_CONT_PTES: usize = 128;
 impl Layout {
     /// 6.12's layout of a granule with 48-bit PAs, `None` for a page shift
     /// arm64 does not have.
+    #[inline]
     pub const fn for_page_shift(page_shift: u32) -> Option<Layout> {
         let cont_shift = match page_shift {
             12 => 4,
@@ -214,6 +234,7 @@ impl Layout {
     /// Whether this is a layout 6.12 can build: page shift 12/14/16 with
     /// block sizes 16/128/32 entries, 52-bit PAs on 64K only without
     /// LPA2 and on 4K/16K only with it.
+    #[inline]
     pub const fn check(&self) -> bool {
         let cont_ok = match Layout::for_page_shift(self.page_shift) {
             Some(l) => l.cont_shift == self.cont_shift,
@@ -228,16 +249,19 @@ impl Layout {
     }
 
     /// `CONT_PTES`: entries in a block.
+    #[inline]
     pub const fn n(&self) -> usize {
         1 << self.cont_shift
     }
 
     /// `PAGE_SIZE`.
+    #[inline]
     pub const fn page_size(&self) -> u64 {
         1 << self.page_shift
     }
 
     /// `CONT_PTE_SIZE`: bytes of address space a block maps.
+    #[inline]
     pub const fn cont_size(&self) -> u64 {
         1 << (self.page_shift + self.cont_shift)
     }
@@ -256,6 +280,7 @@ impl Layout {
     }
 
     /// `__pte_to_phys()`.
+    #[inline]
     pub const fn pte_to_phys(&self, p: Pte) -> u64 {
         let v = match self.pa {
             PaLayout::Pa48 => return p.0 & self.addr_low(),
@@ -268,6 +293,7 @@ impl Layout {
     }
 
     /// `__phys_to_pte_val()`.
+    #[inline]
     pub const fn phys_to_pte_val(&self, phys: u64) -> u64 {
         match self.pa {
             PaLayout::Pa48 => phys,
@@ -284,45 +310,40 @@ impl Layout {
     }
 
     /// `pte_pfn()`.
+    #[inline]
     pub const fn pfn(&self, p: Pte) -> u64 {
         self.pte_to_phys(p) >> self.page_shift
     }
 
     /// `pfn_pte(pfn, prot)`.
+    #[inline]
     pub const fn pfn_pte(&self, pfn: u64, prot: u64) -> Pte {
         Pte(self.phys_to_pte_val(pfn.wrapping_shl(self.page_shift)) | prot)
     }
 
     /// `pte_pgprot()`: every bit that is not the output address.
+    #[inline]
     pub const fn pgprot(&self, p: Pte) -> u64 {
         self.pfn_pte(self.pfn(p), 0).0 ^ p.0
     }
 
     /// `pte_advance_pfn()`: the same attributes, `nr` pages further.
+    #[inline]
     pub const fn advance_pfn(&self, p: Pte, nr: u64) -> Pte {
         self.pfn_pte(self.pfn(p).wrapping_add(nr), self.pgprot(p))
     }
 
     /// `ALIGN_DOWN(addr, CONT_PTE_SIZE)`.
+    #[inline]
     pub const fn block_start(&self, addr: u64) -> u64 {
         addr & !(self.cont_size() - 1)
-    }
-
-    /// `pte_cont_addr_end(addr, end)`: the end of `addr`'s block or `end`,
-    /// whichever comes first (a block end that wraps to 0 counts as last).
-    pub const fn cont_addr_end(&self, addr: u64, end: u64) -> u64 {
-        let b = addr.wrapping_add(self.cont_size()) & !(self.cont_size() - 1);
-        if b.wrapping_sub(1) < end.wrapping_sub(1) {
-            b
-        } else {
-            end
-        }
     }
 
     /// The inline `contpte_try_fold()`'s cheap test, which C keeps in
     /// `pgtable.h`: `addr` is the last page of its block, the PFN the last
     /// of an aligned run, and `pte` valid, not yet contiguous and not
     /// special. Only then does C ask [`Layout::try_fold`].
+    #[inline]
     pub const fn fold_hint(&self, addr: u64, pte: Pte) -> bool {
         let last = (self.n() - 1) as u64;
         (addr >> self.page_shift) & last == last
@@ -337,6 +358,7 @@ impl Layout {
     /// before `addr` and has `folio_nr` pages. Wrapping unsigned arithmetic,
     /// exactly as 6.12's: a folio whose start would lie below address 0
     /// does not cover.
+    #[inline]
     pub const fn folio_covers_block(&self, addr: u64, page_idx: u64, folio_nr: u64) -> bool {
         let ps = self.page_size();
         let folio_start = addr.wrapping_sub(page_idx.wrapping_mul(ps));
@@ -350,19 +372,26 @@ impl Layout {
     /// under the PTL) is one physically contiguous, aligned run with `pte`'s
     /// attributes, ignoring access and dirty state. A block of the wrong
     /// length is not uniform.
+    #[inline]
     pub fn block_uniform(&self, pte: Pte, block: &[u64]) -> bool {
-        if block.len() != self.n() {
-            return false;
-        }
+        self.block_uniform_entries(pte, block.iter().copied())
+    }
+
+    /// [`Layout::block_uniform`] over the entries as a reader yields them,
+    /// each read once, in order, stopping at the first that differs.
+    #[inline]
+    pub fn block_uniform_entries(&self, pte: Pte, entries: impl IntoIterator<Item = u64>) -> bool {
         let pfn = self.pfn(pte) & !((self.n() - 1) as u64);
         let mut expected = self.pfn_pte(pfn, self.pgprot(pte.without_access_dirty()));
-        for &raw in block {
-            if Pte(raw).without_access_dirty() != expected {
+        let mut count = 0;
+        for raw in entries {
+            if count == self.n() || Pte(raw).without_access_dirty() != expected {
                 return false;
             }
             expected = self.advance_pfn(expected, 1);
+            count += 1;
         }
-        true
+        count == self.n()
     }
 
     /// `__contpte_try_fold()`: the value to fold `addr`'s block with (C then
@@ -371,6 +400,7 @@ impl Layout {
     /// `page_idx` and `folio_nr` describe the folio of `pte`'s page (C looks
     /// it up), `block` is the block as read under the PTL. Folds only in a
     /// user mm, only a block one folio covers, and only a uniform block.
+    #[inline]
     pub fn try_fold(
         &self,
         mm_is_user: bool,
@@ -380,9 +410,31 @@ impl Layout {
         folio_nr: u64,
         block: &[u64],
     ) -> Option<Pte> {
+        self.try_fold_entries(
+            mm_is_user,
+            addr,
+            pte,
+            page_idx,
+            folio_nr,
+            block.iter().copied(),
+        )
+    }
+
+    /// [`Layout::try_fold`] over the entries as a reader yields them: they
+    /// are read only once the mm and the folio qualify, as 6.12 reads them.
+    #[inline]
+    pub fn try_fold_entries(
+        &self,
+        mm_is_user: bool,
+        addr: u64,
+        pte: Pte,
+        page_idx: u64,
+        folio_nr: u64,
+        entries: impl IntoIterator<Item = u64>,
+    ) -> Option<Pte> {
         if !mm_is_user
             || !self.folio_covers_block(addr, page_idx, folio_nr)
-            || !self.block_uniform(pte, block)
+            || !self.block_uniform_entries(pte, entries)
         {
             return None;
         }
@@ -394,6 +446,7 @@ impl Layout {
     /// PFNs), from the value `pte` to convert to and the entries the break
     /// cleared. It carries `pte`'s attributes, the block's first PFN, and
     /// the access and dirty state of every cleared entry.
+    #[inline]
     pub fn convert(&self, pte: Pte, cleared: &[u64]) -> Pte {
         let pfn = self.pfn(pte) & !((self.n() - 1) as u64);
         let first = self.pfn_pte(pfn, self.pgprot(pte));
@@ -409,19 +462,36 @@ impl Layout {
     /// A non-contiguous `orig` is its own answer. Otherwise every entry must
     /// be valid and contiguous, at its place in one PFN run through `orig`,
     /// with `orig`'s attributes apart from access and dirty state.
+    #[inline]
     pub fn gather_lockless(&self, orig: Pte, idx: usize, block: &[u64]) -> Option<Pte> {
+        self.gather_lockless_entries(orig, idx, block.iter().copied())
+    }
+
+    /// [`Layout::gather_lockless`] over the entries as a reader yields
+    /// them, each read once, in order (the kernel edge reads the live block
+    /// with single-copy-atomic loads). Fewer or more than [`Layout::n`]
+    /// entries are not a consistent block.
+    #[inline]
+    pub fn gather_lockless_entries(
+        &self,
+        orig: Pte,
+        idx: usize,
+        entries: impl IntoIterator<Item = u64>,
+    ) -> Option<Pte> {
         if !orig.valid_cont() {
             return Some(orig);
         }
-        if block.len() != self.n() || idx >= block.len() {
+        if idx >= self.n() {
             return None;
         }
         let prot = self.pgprot(orig.without_access_dirty());
         let mut pfn = self.pfn(orig).wrapping_sub(idx as u64);
         let mut out = orig;
-        for &raw in block {
+        let mut count = 0;
+        for raw in entries {
             let p = Pte(raw);
-            if !p.valid_cont()
+            if count == self.n()
+                || !p.valid_cont()
                 || self.pfn(p) != pfn
                 || self.pgprot(p.without_access_dirty()) != prot
             {
@@ -429,46 +499,61 @@ impl Layout {
             }
             out = out.gather(p);
             pfn = pfn.wrapping_add(1);
+            count += 1;
         }
-        Some(out)
+        (count == self.n()).then_some(out)
     }
 
     /// Whether `contpte_set_ptes()` splits its range into block-sized
     /// chunks at all: only for a valid entry in a user mm; otherwise C
     /// writes the whole range as it is.
+    #[inline]
     pub const fn set_ptes_splits(&self, mm_is_user: bool, pte: Pte) -> bool {
         mm_is_user && pte.valid()
     }
 
-    /// One chunk of `contpte_set_ptes()`: from `addr` (mapping `pfn`) to
-    /// the next block boundary or `end`, with `prot`. The chunk is
-    /// contiguous iff it is one whole aligned block of aligned PFNs.
-    pub const fn set_ptes_chunk(&self, addr: u64, end: u64, pfn: u64, prot: u64) -> Chunk {
-        let next = self.cont_addr_end(addr, end);
-        let nr = (next.wrapping_sub(addr) >> self.page_shift) as u32;
-        let pte = self.pfn_pte(pfn, prot);
-        let mask = self.cont_size() - 1;
-        let pte = if (addr | next | pfn.wrapping_shl(self.page_shift)) & mask == 0 {
-            pte.mkcont()
+    /// `contpte_set_ptes()`'s plan for `nr` entries from the page-aligned
+    /// `addr`, mapping PFNs from `pfn` on: 6.12 cuts the range at every
+    /// block boundary and marks a chunk contiguous iff it is one whole
+    /// aligned block of aligned PFNs. Since the address and the PFN
+    /// advance together, that is three runs: the entries before the first
+    /// block boundary, the whole blocks, the entries after the last one;
+    /// only the whole blocks can be contiguous, and they all are iff the
+    /// PFNs are aligned as the addresses are. C writes the runs (one
+    /// call for the range instead of one per chunk).
+    #[inline]
+    pub const fn set_ptes_runs(&self, addr: u64, nr: u32, pfn: u64) -> SetPtesRuns {
+        let n = self.n() as u64;
+        let off = (addr >> self.page_shift) & (n - 1);
+        let head = if off == 0 {
+            0
+        } else if n - off < nr as u64 {
+            n - off
         } else {
-            pte.mknoncont()
+            nr as u64
         };
-        Chunk { next, nr, pte }
+        let rest = nr as u64 - head;
+        SetPtesRuns {
+            head: head as u32,
+            blocks: (rest / n) as u32,
+            tail: (rest % n) as u32,
+            cont: pfn.wrapping_sub(addr >> self.page_shift) & (n - 1) == 0,
+        }
     }
 
     /// `contpte_set_ptes()`'s whole plan, chunk by chunk, for `nr` entries
-    /// from `addr` starting with `pte` (the kernel asks
-    /// [`Layout::set_ptes_chunk`] one chunk at a time).
+    /// from `addr` starting with `pte`: [`Layout::set_ptes_runs`] as the
+    /// chunks 6.12's loop writes (what the tests compare).
+    #[inline]
     pub fn set_ptes_plan(&self, addr: u64, pte: Pte, nr: u32) -> SetPtesPlan {
-        // `nr << PAGE_SHIFT` is an unsigned int shift in C.
-        let end = addr.wrapping_add((nr.wrapping_shl(self.page_shift)) as u64);
+        let pfn = self.pfn(pte);
         SetPtesPlan {
             layout: *self,
+            runs: self.set_ptes_runs(addr, nr, pfn),
             addr,
-            end,
-            pfn: self.pfn(pte),
+            pfn,
             prot: self.pgprot(pte),
-            done: false,
+            run: 0,
         }
     }
 
@@ -477,6 +562,7 @@ impl Layout {
     /// whether the last entry's block are only partly covered, so C must
     /// (try to) unfold them. C reads the last entry only after unfolding
     /// the first, so an unfold of both ends in one block happens once.
+    #[inline]
     pub const fn partial_ends(&self, ptep_idx: u64, nr: u32) -> PartialEnds {
         let mask = (self.n() - 1) as u64;
         PartialEnds {
@@ -488,6 +574,7 @@ impl Layout {
     /// `contpte_clear_young_dirty_ptes()`'s range: `nr` entries from `addr`
     /// (page-table index `ptep_idx`), widened to the whole block at the end
     /// if the last entry is contiguous and at the start if the first is.
+    #[inline]
     pub const fn clear_young_dirty_span(
         &self,
         addr: u64,
@@ -521,17 +608,36 @@ pub const ACCESS_FLAGS: u64 = RDONLY | AF | WRITE | DIRTY;
 /// `contpte_ptep_get()`: `orig` with the access and dirty state of every
 /// entry of its block (read under the PTL) gathered in. Keeps `orig`'s PFN
 /// and its `PTE_CONT`.
+#[inline]
 pub fn gather(orig: Pte, block: &[u64]) -> Pte {
-    block.iter().fold(orig, |acc, &raw| acc.gather(Pte(raw)))
+    gather_entries(orig, block.iter().copied())
+}
+
+/// [`gather`] over the entries as a reader yields them, each read once, in
+/// order: the kernel edge reads a live block with single-copy-atomic loads
+/// (what `__ptep_get()` is) instead of copying it first.
+#[inline]
+pub fn gather_entries(orig: Pte, entries: impl IntoIterator<Item = u64>) -> Pte {
+    entries
+        .into_iter()
+        .fold(orig, |acc, raw| acc.gather(Pte(raw)))
 }
 
 /// `contpte_all_subptes_match_access_flags()`: every raw entry of the block
 /// has `entry`'s RDONLY, AF, WRITE and DIRTY bits (each entry on its own,
 /// not the gathered view: a sibling's state must not hide the target's).
+#[inline]
 pub fn access_flags_match(block: &[u64], entry: Pte) -> bool {
-    block
-        .iter()
-        .all(|&raw| raw & ACCESS_FLAGS == entry.0 & ACCESS_FLAGS)
+    access_flags_match_entries(block.iter().copied(), entry)
+}
+
+/// [`access_flags_match`] over the entries as a reader yields them, each
+/// read once, in order, stopping at the first that differs.
+#[inline]
+pub fn access_flags_match_entries(entries: impl IntoIterator<Item = u64>, entry: Pte) -> bool {
+    entries
+        .into_iter()
+        .all(|raw| raw & ACCESS_FLAGS == entry.0 & ACCESS_FLAGS)
 }
 
 /// What `contpte_ptep_set_access_flags()` does.
@@ -549,8 +655,19 @@ pub enum AccessPlan {
 
 /// `contpte_ptep_set_access_flags()`'s decision, from the block's raw
 /// entries, the raw target entry and the requested `entry`.
+#[inline]
 pub fn access_flags_plan(block: &[u64], target: Pte, entry: Pte) -> AccessPlan {
-    if access_flags_match(block, entry) {
+    access_flags_plan_entries(block.iter().copied(), target, entry)
+}
+
+/// [`access_flags_plan`] over the entries as a reader yields them.
+#[inline]
+pub fn access_flags_plan_entries(
+    entries: impl IntoIterator<Item = u64>,
+    target: Pte,
+    entry: Pte,
+) -> AccessPlan {
+    if access_flags_match_entries(entries, entry) {
         AccessPlan::NoOp
     } else if target.mknoncont().write() == entry.write() {
         AccessPlan::WholeBlock
@@ -571,31 +688,60 @@ pub struct Chunk {
     pub pte: Pte,
 }
 
+/// [`Layout::set_ptes_runs`]' answer: `head` entries, then `blocks` whole
+/// blocks (contiguous iff `cont`), then `tail` entries.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct SetPtesRuns {
+    /// Entries before the first block boundary (0 if `addr` is on one).
+    pub head: u32,
+    /// Whole blocks after them.
+    pub blocks: u32,
+    /// Entries after the last whole block.
+    pub tail: u32,
+    /// The whole blocks get `PTE_CONT`: the PFNs are aligned as the
+    /// addresses are.
+    pub cont: bool,
+}
+
 /// The chunks of one `contpte_set_ptes()` call, in order.
 #[derive(Clone, Debug)]
 pub struct SetPtesPlan {
     layout: Layout,
+    runs: SetPtesRuns,
     addr: u64,
-    end: u64,
     pfn: u64,
     prot: u64,
-    done: bool,
+    /// Chunks yielded so far.
+    run: u64,
 }
 
 impl Iterator for SetPtesPlan {
     type Item = Chunk;
 
     fn next(&mut self) -> Option<Chunk> {
-        // C's do { } while (addr != end): at least one chunk.
-        if self.done {
+        let r = self.runs;
+        let head = (r.head > 0) as u64;
+        let (nr, cont) = if self.run < head {
+            (r.head, false)
+        } else if self.run < head + r.blocks as u64 {
+            (self.layout.n() as u32, r.cont)
+        } else if self.run == head + r.blocks as u64 && r.tail > 0 {
+            (r.tail, false)
+        } else {
             return None;
-        }
-        let c = self
-            .layout
-            .set_ptes_chunk(self.addr, self.end, self.pfn, self.prot);
-        self.addr = c.next;
-        self.pfn = self.pfn.wrapping_add(c.nr as u64);
-        self.done = self.addr == self.end;
+        };
+        let pte = self.layout.pfn_pte(self.pfn, self.prot);
+        let next = self
+            .addr
+            .wrapping_add((nr as u64) << self.layout.page_shift);
+        let c = Chunk {
+            next,
+            nr,
+            pte: if cont { pte.mkcont() } else { pte.mknoncont() },
+        };
+        self.addr = next;
+        self.pfn = self.pfn.wrapping_add(nr as u64);
+        self.run += 1;
         Some(c)
     }
 }

@@ -509,16 +509,6 @@ fn pfn_round_trips_at_the_edges_of_every_address_layout() {
 }
 
 #[test]
-fn cont_addr_end_stops_at_the_block_end_or_the_range_end_even_at_wrap() {
-    let l = L4K;
-    assert_eq!(l.cont_addr_end(0x1000, 0x40000), 0x10000);
-    assert_eq!(l.cont_addr_end(0x1000, 0x8000), 0x8000);
-    assert_eq!(l.cont_addr_end(0x10000, 0x20000), 0x20000);
-    // The block end wraps to 0: it counts as the last address.
-    assert_eq!(l.cont_addr_end(u64::MAX - 0xfff, 0), 0);
-}
-
-#[test]
 fn a_uniform_block_of_one_folio_folds_with_gathered_access_and_dirty() {
     let mut block = rw_block(0x1000);
     block[3] &= !RDONLY; // hardware-dirty
@@ -641,7 +631,7 @@ fn set_ptes_marks_only_whole_aligned_blocks_contiguous_exhaustively() {
         let ps = l.page_size();
         let prot = TYPE_PAGE | AF | USER | NG | WRITE;
         for va_off in 0..n {
-            for pfn_off in [0, 1, n - 1] {
+            for pfn_off in [0, 1, n / 2, n - 1] {
                 for nr in 2..=(3 * n as u32 + 1) {
                     let addr = 0x40_0000_0000 + va_off * ps;
                     let pte = l.pfn_pte(n * 1000 + pfn_off, prot);
@@ -673,6 +663,30 @@ fn set_ptes_marks_only_whole_aligned_blocks_contiguous_exhaustively() {
         assert!(!l.set_ptes_splits(true, none));
         assert!(!l.set_ptes_splits(false, l.pfn_pte(0, prot)));
         assert_eq!(c612::set_ptes(&l, true, 0, none.0, 40).len(), 1);
+    }
+}
+
+#[test]
+fn set_ptes_runs_are_head_whole_blocks_and_tail() {
+    let l = L4K;
+    let base = 0x40_0000_0000;
+    // Aligned start, aligned PFNs: whole blocks, contiguous, then a tail.
+    let r = l.set_ptes_runs(base, 40, 16 * 1000);
+    assert_eq!((r.head, r.blocks, r.tail, r.cont), (0, 2, 8, true));
+    // Three pages into a block: 13 to its end first.
+    let r = l.set_ptes_runs(base + 3 * 0x1000, 40, 16 * 1000 + 3);
+    assert_eq!((r.head, r.blocks, r.tail, r.cont), (13, 1, 11, true));
+    // Within one block: all head, nothing contiguous.
+    let r = l.set_ptes_runs(base + 0x1000, 4, 16 * 1000 + 1);
+    assert_eq!((r.head, r.blocks, r.tail), (4, 0, 0));
+    // PFNs off by one against the addresses: whole blocks, not contiguous.
+    let r = l.set_ptes_runs(base, 512, 16 * 1000 + 1);
+    assert_eq!((r.head, r.blocks, r.tail, r.cont), (0, 32, 0, false));
+    // A PMD's worth on every granule: whole blocks only.
+    for l in layouts() {
+        let r = l.set_ptes_runs(0, 512, 0);
+        assert_eq!(r.head + r.tail, 512 % l.n() as u32, "{l:?}");
+        assert_eq!(r.blocks as usize, 512 / l.n(), "{l:?}");
     }
 }
 
