@@ -6,14 +6,15 @@
 //! Rust reads a block where it lies: C passes the address of the block's
 //! first entry and `live_entries()` reads each entry once, in order, with a
 //! relaxed atomic load, which is what `__ptep_get()`'s `READ_ONCE()` is on
-//! arm64 (one single-copy-atomic `ldr`). Copying the block into an array
-//! first cost fork 4 % in instructions (`contpte_ptep_get()` runs once per
-//! block in every PTE batch). Every PTE write stays in C; the one array C
-//! passes is the values its break-before-make cleared
-//! ([`rust_contpte_convert`]). The decisions are [`crate::contpte`]. The
-//! only `unsafe` is the view of a block. The PTE layout is the kernel's,
-//! checked at compile time against the core's below: a granule or a bit
-//! the core does not describe fails the build.
+//! arm64 (one single-copy-atomic `ldr`), as the decision asks for it
+//! ([`contpte::Block`]). Copying the block into an array first cost fork
+//! 4 % in instructions (`contpte_ptep_get()` runs once per block in every
+//! PTE batch). Every PTE write stays in C; the one array C passes is the
+//! values its break-before-make cleared ([`rust_contpte_convert`]). The
+//! decisions are [`crate::contpte`]. The only `unsafe` is the view of a
+//! block. The PTE layout is the kernel's, checked at compile time against
+//! the core's below: a granule or a bit the core does not describe fails
+//! the build.
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
@@ -154,7 +155,7 @@ pub unsafe extern "C" fn rust_contpte_try_fold(
     // SAFETY: Forwarded from this function's safety requirements.
     let entries = unsafe { live_entries(blk) };
     LAYOUT
-        .try_fold_entries(
+        .try_fold(
             mm_is_user,
             addr as u64,
             Pte(pte),
@@ -188,7 +189,7 @@ pub unsafe extern "C" fn rust_contpte_convert(pte: u64, cleared: *const u64) -> 
 #[no_mangle]
 pub unsafe extern "C" fn rust_contpte_gather(blk: *const u64, orig: u64) -> u64 {
     // SAFETY: Forwarded from this function's safety requirements.
-    contpte::gather_entries(Pte(orig), unsafe { live_entries(blk) }).0
+    contpte::gather(Pte(orig), unsafe { live_entries(blk) }).0
 }
 
 /// `contpte_ptep_get_lockless()`'s check of the live block at `blk`, each
@@ -210,7 +211,7 @@ pub unsafe extern "C" fn rust_contpte_gather_lockless(
 ) -> bool {
     // SAFETY: Forwarded from this function's safety requirements.
     let entries = unsafe { live_entries(blk) };
-    match LAYOUT.gather_lockless_entries(Pte(orig), idx as usize, entries) {
+    match LAYOUT.gather_lockless(Pte(orig), idx as usize, entries) {
         Some(p) => {
             // SAFETY: `out` is valid for a write (safety requirements).
             unsafe { out.write(p.0) };
@@ -281,7 +282,7 @@ pub extern "C" fn rust_contpte_clear_young_dirty_span(
 pub unsafe extern "C" fn rust_contpte_access_plan(blk: *const u64, target: u64, entry: u64) -> u32 {
     // SAFETY: Forwarded from this function's safety requirements.
     let entries = unsafe { live_entries(blk) };
-    contpte::access_flags_plan_entries(entries, Pte(target), Pte(entry)) as u32
+    contpte::access_flags_plan(entries, Pte(target), Pte(entry)) as u32
 }
 
 /// The structured random vectors of the differential KUnit suite.

@@ -52,6 +52,7 @@ pub mod bits {
 }
 
 use bits::*;
+use core::borrow::Borrow;
 
 /// One PTE value, with the accessors of 6.12's arm64 `pgtable.h`.
 ///
@@ -371,21 +372,15 @@ impl Layout {
     /// Whether `block` (the [`Layout::n`] entries of `pte`'s block, as read
     /// under the PTL) is one physically contiguous, aligned run with `pte`'s
     /// attributes, ignoring access and dirty state. A block of the wrong
-    /// length is not uniform.
+    /// length is not uniform. Each entry is read once, in order, stopping at
+    /// the first that differs (see [`Block`]).
     #[inline]
-    pub fn block_uniform(&self, pte: Pte, block: &[u64]) -> bool {
-        self.block_uniform_entries(pte, block.iter().copied())
-    }
-
-    /// [`Layout::block_uniform`] over the entries as a reader yields them,
-    /// each read once, in order, stopping at the first that differs.
-    #[inline]
-    pub fn block_uniform_entries(&self, pte: Pte, entries: impl IntoIterator<Item = u64>) -> bool {
+    pub fn block_uniform(&self, pte: Pte, block: impl Block) -> bool {
         let pfn = self.pfn(pte) & !((self.n() - 1) as u64);
         let mut expected = self.pfn_pte(pfn, self.pgprot(pte.without_access_dirty()));
         let mut count = 0;
-        for raw in entries {
-            if count == self.n() || Pte(raw).without_access_dirty() != expected {
+        for raw in block {
+            if count == self.n() || Pte(*raw.borrow()).without_access_dirty() != expected {
                 return false;
             }
             expected = self.advance_pfn(expected, 1);
@@ -408,33 +403,11 @@ impl Layout {
         pte: Pte,
         page_idx: u64,
         folio_nr: u64,
-        block: &[u64],
-    ) -> Option<Pte> {
-        self.try_fold_entries(
-            mm_is_user,
-            addr,
-            pte,
-            page_idx,
-            folio_nr,
-            block.iter().copied(),
-        )
-    }
-
-    /// [`Layout::try_fold`] over the entries as a reader yields them: they
-    /// are read only once the mm and the folio qualify, as 6.12 reads them.
-    #[inline]
-    pub fn try_fold_entries(
-        &self,
-        mm_is_user: bool,
-        addr: u64,
-        pte: Pte,
-        page_idx: u64,
-        folio_nr: u64,
-        entries: impl IntoIterator<Item = u64>,
+        block: impl Block,
     ) -> Option<Pte> {
         if !mm_is_user
             || !self.folio_covers_block(addr, page_idx, folio_nr)
-            || !self.block_uniform_entries(pte, entries)
+            || !self.block_uniform(pte, block)
         {
             return None;
         }
@@ -461,23 +434,10 @@ impl Layout {
     ///
     /// A non-contiguous `orig` is its own answer. Otherwise every entry must
     /// be valid and contiguous, at its place in one PFN run through `orig`,
-    /// with `orig`'s attributes apart from access and dirty state.
+    /// with `orig`'s attributes apart from access and dirty state. Fewer or
+    /// more than [`Layout::n`] entries are not a consistent block.
     #[inline]
-    pub fn gather_lockless(&self, orig: Pte, idx: usize, block: &[u64]) -> Option<Pte> {
-        self.gather_lockless_entries(orig, idx, block.iter().copied())
-    }
-
-    /// [`Layout::gather_lockless`] over the entries as a reader yields
-    /// them, each read once, in order (the kernel edge reads the live block
-    /// with single-copy-atomic loads). Fewer or more than [`Layout::n`]
-    /// entries are not a consistent block.
-    #[inline]
-    pub fn gather_lockless_entries(
-        &self,
-        orig: Pte,
-        idx: usize,
-        entries: impl IntoIterator<Item = u64>,
-    ) -> Option<Pte> {
+    pub fn gather_lockless(&self, orig: Pte, idx: usize, block: impl Block) -> Option<Pte> {
         if !orig.valid_cont() {
             return Some(orig);
         }
@@ -488,8 +448,8 @@ impl Layout {
         let mut pfn = self.pfn(orig).wrapping_sub(idx as u64);
         let mut out = orig;
         let mut count = 0;
-        for raw in entries {
-            let p = Pte(raw);
+        for raw in block {
+            let p = Pte(*raw.borrow());
             if count == self.n()
                 || !p.valid_cont()
                 || self.pfn(p) != pfn
@@ -605,39 +565,35 @@ impl Layout {
 /// The mask of the bits `__ptep_set_access_flags()` consumes.
 pub const ACCESS_FLAGS: u64 = RDONLY | AF | WRITE | DIRTY;
 
+/// The entries of a block as a decision reads them: each once, in order.
+/// A slice of values read before (`&[u64]`: the tests, C's cleared values)
+/// or the kernel edge's live view of a page table, which loads each entry
+/// when the decision asks for it (a relaxed atomic load, what
+/// `__ptep_get()` is), so a decision that stops early reads no further,
+/// as 6.12's loops do.
+pub trait Block: IntoIterator<Item: Borrow<u64>> {}
+
+impl<T: IntoIterator<Item: Borrow<u64>>> Block for T {}
+
 /// `contpte_ptep_get()`: `orig` with the access and dirty state of every
 /// entry of its block (read under the PTL) gathered in. Keeps `orig`'s PFN
 /// and its `PTE_CONT`.
 #[inline]
-pub fn gather(orig: Pte, block: &[u64]) -> Pte {
-    gather_entries(orig, block.iter().copied())
-}
-
-/// [`gather`] over the entries as a reader yields them, each read once, in
-/// order: the kernel edge reads a live block with single-copy-atomic loads
-/// (what `__ptep_get()` is) instead of copying it first.
-#[inline]
-pub fn gather_entries(orig: Pte, entries: impl IntoIterator<Item = u64>) -> Pte {
-    entries
+pub fn gather(orig: Pte, block: impl Block) -> Pte {
+    block
         .into_iter()
-        .fold(orig, |acc, raw| acc.gather(Pte(raw)))
+        .fold(orig, |acc, raw| acc.gather(Pte(*raw.borrow())))
 }
 
 /// `contpte_all_subptes_match_access_flags()`: every raw entry of the block
 /// has `entry`'s RDONLY, AF, WRITE and DIRTY bits (each entry on its own,
 /// not the gathered view: a sibling's state must not hide the target's).
+/// Stops at the first entry that differs.
 #[inline]
-pub fn access_flags_match(block: &[u64], entry: Pte) -> bool {
-    access_flags_match_entries(block.iter().copied(), entry)
-}
-
-/// [`access_flags_match`] over the entries as a reader yields them, each
-/// read once, in order, stopping at the first that differs.
-#[inline]
-pub fn access_flags_match_entries(entries: impl IntoIterator<Item = u64>, entry: Pte) -> bool {
-    entries
+pub fn access_flags_match(block: impl Block, entry: Pte) -> bool {
+    block
         .into_iter()
-        .all(|raw| raw & ACCESS_FLAGS == entry.0 & ACCESS_FLAGS)
+        .all(|raw| raw.borrow() & ACCESS_FLAGS == entry.0 & ACCESS_FLAGS)
 }
 
 /// What `contpte_ptep_set_access_flags()` does.
@@ -656,18 +612,8 @@ pub enum AccessPlan {
 /// `contpte_ptep_set_access_flags()`'s decision, from the block's raw
 /// entries, the raw target entry and the requested `entry`.
 #[inline]
-pub fn access_flags_plan(block: &[u64], target: Pte, entry: Pte) -> AccessPlan {
-    access_flags_plan_entries(block.iter().copied(), target, entry)
-}
-
-/// [`access_flags_plan`] over the entries as a reader yields them.
-#[inline]
-pub fn access_flags_plan_entries(
-    entries: impl IntoIterator<Item = u64>,
-    target: Pte,
-    entry: Pte,
-) -> AccessPlan {
-    if access_flags_match_entries(entries, entry) {
+pub fn access_flags_plan(block: impl Block, target: Pte, entry: Pte) -> AccessPlan {
+    if access_flags_match(block, entry) {
         AccessPlan::NoOp
     } else if target.mknoncont().write() == entry.write() {
         AccessPlan::WholeBlock

@@ -598,7 +598,7 @@ fn a_lockless_reader_retries_on_any_mixed_view_and_never_returns_one() {
     );
     // A non-contiguous target is its own answer, whatever the block holds.
     let lone = target.mknoncont();
-    assert_eq!(L4K.gather_lockless(lone, 5, &[]), Some(lone));
+    assert_eq!(L4K.gather_lockless(lone, 5, [0u64; 0]), Some(lone));
     // A fold or unfold in progress: an entry cleared by the break, an
     // entry not yet (or no longer) contiguous, a PFN gap, other
     // permissions, the target read at another place.
@@ -864,15 +864,15 @@ fn one_million_structured_blocks_per_granule_agree_with_6_12() {
             let last = Pte(block[l.n() - 1]);
             let fa = l.block_start(c.addr) + ((l.n() as u64 - 1) << l.page_shift);
             if l.fold_hint(fa, last)
-                && l.try_fold(c.mm_is_user, fa, last, c.page_idx, c.folio_nr, block)
+                && l.try_fold(c.mm_is_user, fa, last, c.page_idx, c.folio_nr, &*block)
                     .is_some()
             {
                 folds += 1;
             }
-            if c.pte.valid_cont() && l.gather_lockless(c.pte, c.idx, block).is_some() {
+            if c.pte.valid_cont() && l.gather_lockless(c.pte, c.idx, &*block).is_some() {
                 lockless_ok += 1;
             }
-            if access_flags_match(block, c.entry) {
+            if access_flags_match(&*block, c.entry) {
                 noops += 1;
             }
         }
