@@ -67,7 +67,9 @@ def shown(path):
 
 
 def bench_section(bench, path):
+    """The cover letter's benchmark section for the JSON report at path."""
     m = bench["meta"]
+    path = shown(path)
     report = os.path.splitext(path)[0] + ".md"
     what = m.get("statistic", "median of the runs of one boot per group; interval: spread of the ratios")
     out = [f"{BENCH_BEGIN}instructions executed by each measured action under",
@@ -143,7 +145,7 @@ def fill(args):
     topic_dir = args.topic_dir
     text = open(os.path.join(topic_dir, "cover")).read().rstrip("\n")
     if "@BENCHMARKS@" in text:
-        text = text.replace("@BENCHMARKS@", bench_section(json.load(open(args.bench)), shown(args.bench)))
+        text = text.replace("@BENCHMARKS@", bench_section(json.load(open(args.bench)), args.bench))
     if "@TESTS@" in text:
         text = text.replace("@TESTS@", tests_section(topic_dir, args.tree, args.test_result))
     left = re.findall(r"@[A-Z_]+@", text)

@@ -30,6 +30,10 @@ export PATH="/usr/lib/llvm-19/bin:/usr/bin:$TOOLS_PREFIX/bin:$PATH"
 export RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc RUSTFMT=/usr/bin/rustfmt
 export CARGO=/usr/bin/cargo
 export BINDGEN="$TOOLS_PREFIX/bin/bindgen"
+# bindgen loads the newest libclang it finds (clang-sys): with clang-22 also
+# installed it took libclang 22 while the kernel is compiled by clang 19,
+# which 6.12's rust_is_available.sh warns about. Pin it to the compiler's.
+export LIBCLANG_PATH=/usr/lib/llvm-19/lib
 
 # Make options every kernel build uses.
 KMAKE_OPTS=(LLVM=1 RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc

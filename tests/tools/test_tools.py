@@ -167,7 +167,7 @@ class CoverCheck(unittest.TestCase):
         self.bench = os.path.join(self.d, "b.json")
         wr(self.bench, json.dumps(self.BENCH))
         self.cover = os.path.join(self.d, "0000-cover-letter.patch")
-        wr(self.cover, "Subject: x\n\n" + cover.bench_section(self.BENCH) + "\n")
+        wr(self.cover, "Subject: x\n\n" + cover.bench_section(self.BENCH, self.bench) + "\n")
 
     def tearDown(self):
         shutil.rmtree(self.d)
@@ -191,6 +191,11 @@ class CoverCheck(unittest.TestCase):
         text = "\n".join(l for l in rd(self.cover).split("\n") if "small.fork" not in l)
         wr(self.cover, text)
         self.assertEqual(self.check(), 1)
+
+    def test_the_section_names_its_own_report(self):
+        text = rd(self.cover)
+        self.assertIn("docs/b.md", text)
+        self.assertIn("docs/b.json", text)
 
     def test_an_edited_verdict_fails(self):
         text = rd(self.cover).replace("missed", "met")
