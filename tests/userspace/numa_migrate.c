@@ -299,6 +299,14 @@ static int numa_balancing_moves_thp_to_the_task(char *mem)
 	mem = area_on(mem, 1);
 	if (!mem)
 		return FAIL;
+	/*
+	 * The counters before balancing is on: the scanner may run as soon as
+	 * the last knob is written (on the way back to user space), and a
+	 * baseline taken after its only pass would miss its PTE updates.
+	 */
+	pte0 = vmstat("numa_pte_updates");
+	hint0 = vmstat("numa_hint_faults");
+	mig0 = vmstat("pgmigrate_success");
 	for (unsigned int i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++)
 		if (write_sys(knobs[i][0], knobs[i][1]))
 			return fail("cannot set %s: %s", knobs[i][0], strerror(errno));
@@ -306,9 +314,6 @@ static int numa_balancing_moves_thp_to_the_task(char *mem)
 	CPU_ZERO(&set);
 	CPU_SET(cpu_node0, &set);
 	sched_setaffinity(0, sizeof(set), &set);
-	pte0 = vmstat("numa_pte_updates");
-	hint0 = vmstat("numa_hint_faults");
-	mig0 = vmstat("pgmigrate_success");
 	for (int round = 0; round < 600 && on_node(mem, NR_PAGES, 0) != NR_PAGES; round++) {
 		for (unsigned long off = 0; off < SIZE; off += PAGE)
 			(void)*(volatile char *)(mem + off);
