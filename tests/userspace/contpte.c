@@ -22,27 +22,6 @@
 #define BLOCK		(BLOCK_PAGES * PAGE)
 
 static int stats_expected;
-static char numa_old[16];
-
-/*
- * The counters are global: NUMA balancing (on by default in a two-node
- * guest) would unfold our blocks with its PROT_NONE hinting scans, so it
- * is off while we run and restored at exit.
- */
-static void numa_restore(void)
-{
-	write_sys("/proc/sys/kernel/numa_balancing", numa_old);
-}
-
-static int quiet_numa(void)
-{
-	if (read_sys("/proc/sys/kernel/numa_balancing", numa_old, sizeof(numa_old)))
-		return 0;	/* no NUMA balancing in this kernel */
-	numa_old[strcspn(numa_old, "\n")] = 0;
-	atexit(numa_restore);
-	return write_sys("/proc/sys/kernel/numa_balancing", "0");
-}
-
 struct cstats {
 	unsigned long long folds, unfolds;
 };
@@ -267,11 +246,6 @@ int main(void)
 		return 1;
 	}
 	stats_expected = env[0] == '1';
-	if (quiet_numa()) {
-		printf("RUSTMM-TEST %s.setup FAIL cannot turn NUMA balancing off: %s\n",
-		       thp_program, strerror(errno));
-		return 1;
-	}
 	if (stats_expected && !cstats(&s)) {
 		printf("RUSTMM-TEST %s.setup FAIL no <debugfs>/contpte_stats\n", thp_program);
 		return 1;

@@ -464,8 +464,8 @@ int main(void)
 	CPU_ZERO(&set);
 	CPU_SET(0, &set);
 	if (sched_setaffinity(0, sizeof(set), &set) ||
-	    write_sys("/proc/sys/vm/page-cluster", "0")) {
-		printf("RUSTMM-TEST cow_swap.setup FAIL cannot pin to CPU 0 or set page-cluster\n");
+	    write_sys("/proc/sys/vm/page-cluster", "0") || thp_quiet_numa()) {
+		printf("RUSTMM-TEST cow_swap.setup FAIL cannot pin to CPU 0, set page-cluster or turn NUMA balancing off\n");
 		return 1;
 	}
 	return run_scenarios("cow_swap", scenarios, sizeof(scenarios) / sizeof(scenarios[0]),

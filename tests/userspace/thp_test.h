@@ -346,11 +346,35 @@ static void thp_restore(void)
 	write_sys(thp_sysfs_pmd, thp_old_pmd);
 }
 
+static char thp_numa_old[16];
+
+static void thp_numa_restore(void)
+{
+	write_sys("/proc/sys/kernel/numa_balancing", thp_numa_old);
+}
+
+/*
+ * NUMA balancing (on by default in a two-node guest) migrates a THP whose
+ * PROT_NONE hinting fault lands on the other node: a copy the tests would
+ * take for a COW, a fold or unfold they did not cause. It is off while a
+ * THP test runs and restored at exit; numa_migrate turns it on for the
+ * one scenario that tests it. 0, or -1 if it cannot be turned off.
+ */
+static inline int thp_quiet_numa(void)
+{
+	if (read_sys("/proc/sys/kernel/numa_balancing", thp_numa_old, sizeof(thp_numa_old)))
+		return 0;	/* no NUMA balancing in this kernel */
+	thp_numa_old[strcspn(thp_numa_old, "\n")] = 0;
+	atexit(thp_numa_restore);
+	return write_sys("/proc/sys/kernel/numa_balancing", "0");
+}
+
 /*
  * Parse --thp-kb=N (the only argument the programs take): make N KiB the
  * only anon THP size (hugepages-NkB "always", the PMD size "never"; both
  * restored at exit) and name the results <program>_<N>k. Without it, the
- * PMD size as before. Returns 0, or -1 after printing a setup FAIL line.
+ * PMD size as before. NUMA balancing is off in every case (thp_quiet_numa()).
+ * Returns 0, or -1 after printing a setup FAIL line.
  */
 static inline int thp_test_init(int argc, char **argv, const char *program)
 {
@@ -371,6 +395,11 @@ static inline int thp_test_init(int argc, char **argv, const char *program)
 			       program, argv[i], PMD_THP >> 10);
 			return -1;
 		}
+	}
+	if (thp_quiet_numa()) {
+		printf("RUSTMM-TEST %s.setup FAIL cannot turn NUMA balancing off: %s\n",
+		       program, strerror(errno));
+		return -1;
 	}
 	if (!kb)
 		return 0;
