@@ -14,3 +14,4 @@ pub mod folio;
 pub mod idspace;
 pub mod seqcount;
 pub mod subid;
+pub mod vma_lock;

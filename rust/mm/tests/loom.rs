@@ -213,3 +213,202 @@ fn loom_folio_reader_never_calls_a_shared_folio_exclusive() {
         assert_eq!(f.mapcount.load(Ordering::Relaxed), 0, "lost update");
     });
 }
+
+// ---------------------------------------------------------------------
+// The per-VMA lock word (core/vma_lock.rs) with the orderings C uses:
+// a reader's trylock is an acquire cmpxchg and its unlock a release one;
+// the writer's mmap_write_lock() moves the mm's sequence on before its
+// (fully ordered) write-lock cmpxchg, and its wait reads the word with
+// acquire. The vma's fields are a loom UnsafeCell: loom fails the model
+// if the writer's store and a reader's load can race, whatever the
+// interleaving or the weak-memory outcome. Waiting is a yield loop here
+// (the wake-up itself is the explorer's, tests/vma_lock.rs).
+
+mod vma {
+    use loom::cell::UnsafeCell;
+    use loom::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
+    use rust_mm_core::vma_lock::{self, Verdict};
+
+    /// The orderings, so mutations can weaken one.
+    #[derive(Clone, Copy)]
+    pub struct Orders {
+        pub trylock: Ordering,
+        pub unlock: Ordering,
+    }
+
+    pub const C: Orders = Orders {
+        trylock: Ordering::Acquire,
+        unlock: Ordering::Release,
+    };
+
+    pub struct Vma {
+        pub mm_seq: AtomicU32,
+        pub word: AtomicU64,
+        pub data: UnsafeCell<u64>,
+    }
+
+    impl Vma {
+        pub fn new() -> Self {
+            Vma {
+                mm_seq: AtomicU32::new(0),
+                word: AtomicU64::new(vma_lock::init(false)),
+                data: UnsafeCell::new(0),
+            }
+        }
+
+        /// `vma_start_read()` plus lock_vma_under_rcu()'s re-check.
+        pub fn read_lock(&self, o: Orders) -> bool {
+            let mm_seq = self.mm_seq.load(Ordering::Acquire);
+            let mut old = self.word.load(Ordering::Relaxed);
+            loop {
+                let s = vma_lock::read_trylock(old, mm_seq);
+                if s.verdict != Verdict::Ok {
+                    return false;
+                }
+                match self
+                    .word
+                    .compare_exchange(old, s.word, o.trylock, Ordering::Relaxed)
+                {
+                    Ok(_) => break,
+                    Err(cur) => old = cur,
+                }
+            }
+            let w = self.word.load(Ordering::Relaxed);
+            if vma_lock::is_write_locked(w, self.mm_seq.load(Ordering::Relaxed))
+                || vma_lock::detached(w)
+            {
+                self.read_unlock(o);
+                return false;
+            }
+            true
+        }
+
+        /// `vma_end_read()`; true if it must wake the writer.
+        pub fn read_unlock(&self, o: Orders) -> bool {
+            let mut old = self.word.load(Ordering::Relaxed);
+            loop {
+                let s = vma_lock::read_unlock(old);
+                assert_ne!(s.verdict, Verdict::Unbalanced);
+                match self
+                    .word
+                    .compare_exchange(old, s.word, o.unlock, Ordering::Relaxed)
+                {
+                    Ok(_) => return s.verdict == Verdict::WakeWriter,
+                    Err(cur) => old = cur,
+                }
+            }
+        }
+
+        /// mmap_write_lock() and `vma_start_write()`, waiting by yielding.
+        pub fn write_lock(&self) {
+            let seq = self.mm_seq.load(Ordering::Relaxed) + 1;
+            self.mm_seq.store(seq, Ordering::Relaxed);
+            fence(Ordering::Release); // the seqcount's smp_wmb()
+            let mut old = self.word.load(Ordering::Relaxed);
+            let wait = loop {
+                let s = vma_lock::write_lock(old, seq);
+                match self
+                    .word
+                    .compare_exchange(old, s.word, Ordering::SeqCst, Ordering::Relaxed)
+                {
+                    Ok(_) => break s.verdict == Verdict::MustWait,
+                    Err(cur) => old = cur,
+                }
+            };
+            if wait {
+                while !vma_lock::readers_drained(self.word.load(Ordering::Acquire)) {
+                    loom::thread::yield_now();
+                }
+                let mut old = self.word.load(Ordering::Relaxed);
+                loop {
+                    let s = vma_lock::write_wait_done(old);
+                    assert_eq!(s.verdict, Verdict::Ok);
+                    match self.word.compare_exchange(
+                        old,
+                        s.word,
+                        Ordering::SeqCst,
+                        Ordering::Relaxed,
+                    ) {
+                        Ok(_) => break,
+                        Err(cur) => old = cur,
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn vma_model(readers: usize, o: vma::Orders) {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(3);
+    builder.check(move || {
+        let v = Arc::new(vma::Vma::new());
+        let handles: Vec<_> = (0..readers)
+            .map(|_| {
+                let v = v.clone();
+                thread::spawn(move || {
+                    if v.read_lock(o) {
+                        // The fault reads the vma.
+                        // SAFETY: loom checks this access against the
+                        // writer's; the model fails if they can race.
+                        let d = v.data.with(|p| unsafe { *p });
+                        assert!(d == 0 || d == 2, "reader saw a half-made change");
+                        v.read_unlock(o);
+                    }
+                })
+            })
+            .collect();
+        v.write_lock();
+        // The writer modifies the vma under its write lock.
+        // SAFETY: as above, loom checks it.
+        v.data.with_mut(|p| unsafe { *p = 1 });
+        v.data.with_mut(|p| unsafe { *p = 2 });
+        for h in handles {
+            h.join().unwrap();
+        }
+        let w = v.word.load(Ordering::Relaxed);
+        assert_eq!(
+            rust_mm_core::vma_lock::readers(w),
+            0,
+            "a reader count leaked"
+        );
+        assert!(
+            !rust_mm_core::vma_lock::waiting(w),
+            "the waiting flag leaked"
+        );
+    });
+}
+
+#[test]
+fn loom_vma_lock_one_reader_and_the_writer() {
+    vma_model(1, vma::C);
+}
+
+#[test]
+fn loom_vma_lock_two_readers_and_the_writer() {
+    vma_model(2, vma::C);
+}
+
+#[test]
+#[should_panic(expected = "Causality violation")]
+fn loom_vma_lock_mutation_relaxed_unlock_races_with_the_writer() {
+    vma_model(
+        1,
+        vma::Orders {
+            unlock: Ordering::Relaxed,
+            ..vma::C
+        },
+    );
+}
+
+#[test]
+#[should_panic(expected = "Causality violation")]
+fn loom_vma_lock_mutation_relaxed_trylock_misses_the_write_lock_in_the_recheck() {
+    vma_model(
+        1,
+        vma::Orders {
+            trylock: Ordering::Relaxed,
+            ..vma::C
+        },
+    );
+}
