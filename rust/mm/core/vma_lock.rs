@@ -246,13 +246,18 @@ pub const fn mark_detached(word: u64, mm_seq: u32) -> Step {
     step(v, word | DETACHED)
 }
 
-/// Attach (`vma_mark_detached(vma, false)`), by the write-lock holder.
-pub const fn mark_attached(word: u64, mm_seq: u32) -> Step {
-    if is_write_locked(word, mm_seq) {
-        step(Verdict::Ok, word & !DETACHED)
-    } else {
-        step(Verdict::Unbalanced, word)
-    }
+/// Attach (`vma_mark_detached(vma, false)`): clear the flag. As in 6.12
+/// this needs no write lock: it undoes a detach within the same mmap_lock
+/// write section (`reattach_vmas()`), where the vma is still write-locked
+/// and readers are refused by the sequence.
+pub const fn mark_attached(word: u64) -> Step {
+    step(Verdict::Ok, word & !DETACHED)
+}
+
+/// Whether nobody holds or waits for the lock: what a vma must be when it
+/// is freed.
+pub const fn idle(word: u64) -> bool {
+    readers(word) == 0 && !waiting(word)
 }
 
 /// The mm's sequence after `vma_end_write_all()`: every vma the mmap_lock

@@ -273,10 +273,13 @@ mod vma {
                     Err(cur) => old = cur,
                 }
             }
+            // raw_read_seqcount(): acquire, pairing with the release of
+            // vma_end_write_all(); a reader that sees a finished write
+            // section also sees what it did (the detach) in the word it
+            // reads after it.
+            let mm_seq = self.mm_seq.load(Ordering::Acquire);
             let w = self.word.load(Ordering::Relaxed);
-            if vma_lock::is_write_locked(w, self.mm_seq.load(Ordering::Relaxed))
-                || vma_lock::detached(w)
-            {
+            if vma_lock::is_write_locked(w, mm_seq) || vma_lock::detached(w) {
                 self.read_unlock(o);
                 return false;
             }
@@ -297,6 +300,30 @@ mod vma {
                     Err(cur) => old = cur,
                 }
             }
+        }
+
+        /// `vma_mark_detached(vma, true)` by the write-lock holder.
+        pub fn detach(&self) {
+            let seq = self.mm_seq.load(Ordering::Relaxed);
+            let mut old = self.word.load(Ordering::Relaxed);
+            loop {
+                let s = vma_lock::mark_detached(old, seq);
+                assert_eq!(s.verdict, Verdict::Ok);
+                match self
+                    .word
+                    .compare_exchange(old, s.word, Ordering::SeqCst, Ordering::Relaxed)
+                {
+                    Ok(_) => return,
+                    Err(cur) => old = cur,
+                }
+            }
+        }
+
+        /// `mmap_write_unlock()`: `vma_end_write_all()` moves the sequence
+        /// on with release.
+        pub fn mmap_write_unlock(&self) {
+            let seq = self.mm_seq.load(Ordering::Relaxed);
+            self.mm_seq.store(seq + 1, Ordering::Release);
         }
 
         /// mmap_write_lock() and `vma_start_write()`, waiting by yielding.
@@ -377,6 +404,53 @@ fn vma_model(readers: usize, o: vma::Orders) {
             "the waiting flag leaked"
         );
     });
+}
+
+/*
+ * A reader racing detach, and the vma "freed" right after the writer
+ * finishes: the writer write-locks, detaches, ends its mmap_lock section
+ * and stores a poison value into the vma as kfree would reuse it (no RCU
+ * wait: this checks the lock word alone keeps late readers out). A reader
+ * that gets the lock must see a live vma, without a race.
+ */
+fn vma_detach_model(readers: usize, preemptions: usize) {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(preemptions);
+    builder.check(move || {
+        let v = Arc::new(vma::Vma::new());
+        let handles: Vec<_> = (0..readers)
+            .map(|_| {
+                let v = v.clone();
+                thread::spawn(move || {
+                    if v.read_lock(vma::C) {
+                        // SAFETY: loom checks this access against the
+                        // writer's poison store.
+                        let d = v.data.with(|p| unsafe { *p });
+                        assert_ne!(d, 3, "a reader got the lock of a freed vma");
+                        v.read_unlock(vma::C);
+                    }
+                })
+            })
+            .collect();
+        v.write_lock();
+        v.detach();
+        v.mmap_write_unlock();
+        // SAFETY: as above.
+        v.data.with_mut(|p| unsafe { *p = 3 });
+        for h in handles {
+            h.join().unwrap();
+        }
+    });
+}
+
+#[test]
+fn loom_vma_lock_reader_racing_detach_and_free() {
+    vma_detach_model(1, 3);
+}
+
+#[test]
+fn loom_vma_lock_two_readers_racing_detach_and_free() {
+    vma_detach_model(2, 2);
 }
 
 #[test]
