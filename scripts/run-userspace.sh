@@ -23,9 +23,10 @@
 #   USERSPACE_MTHP_KB   mTHP sizes (KiB) to run cow_isolation and cow_reuse
 #                       on besides the PMD size (default 64; "" for none)
 #
-# run-userspace.sh --selfcheck instead builds cow_isolation with
-# -DSELFCHECK_SHARED (MAP_SHARED memory: every write is a "leak") and runs
-# it on the host, where every scenario must report FAIL; it prints
+# run-userspace.sh --selfcheck instead builds cow_isolation and vma_lock with
+# -DSELFCHECK_SHARED (MAP_SHARED memory: every write is a "leak"; vma_lock's
+# scenarios also get an order that breaks what they check) and runs them on
+# the host, where every scenario must report FAIL; it prints
 # 'selfcheck: N passed, N failed' counting each scenario that caught it.
 set -uo pipefail
 # shellcheck source=scripts/env.sh
@@ -34,10 +35,13 @@ set -uo pipefail
 cflags=(-O2 -Wall -Wextra -Werror -static)
 if [ "${1:-}" = --selfcheck ]; then
 	mkdir -p "$BUILD_DIR"
-	bin="$BUILD_DIR/cow_isolation_selfcheck"
-	gcc "${cflags[@]}" -DSELFCHECK_SHARED -o "$bin" "$RUST_MM_TOP/tests/userspace/cow_isolation.c" ||
-		die "cannot build the cow_isolation self-check"
-	out="$("$bin")"
+	out=""
+	for prog in cow_isolation vma_lock; do
+		bin="$BUILD_DIR/${prog}_selfcheck"
+		gcc "${cflags[@]}" -DSELFCHECK_SHARED -o "$bin" "$RUST_MM_TOP/tests/userspace/$prog.c" -lpthread ||
+			die "cannot build the $prog self-check"
+		out+="$(timeout 600 "$bin")"$'\n'
+	done
 	caught=$(grep -c '^RUSTMM-TEST [^ ]* FAIL' <<<"$out")
 	total=$(grep -c '^RUSTMM-TEST ' <<<"$out")
 	sed 's/^RUSTMM-TEST /  /' <<<"$out"
