@@ -48,7 +48,7 @@ build() { # NAME SRC EXTRA_CONFIG: $OUT/kernel-NAME
 		die "[$1] the kernel did not build; no benchmark report"
 	fi
 	local ours
-	ours="$(grep -oE '^CONFIG_(MM_RMAP_ID|ARM64_CONTPTE_RUST)=y' "$dir/.config" | tr '\n' ' ')"
+	ours="$(grep -oE '^CONFIG_(MM_RMAP_ID|ARM64_CONTPTE_RUST|PER_VMA_LOCK_RUST)=y' "$dir/.config" | tr '\n' ' ')"
 	if [ "$1" = base ] && [ -n "$ours" ]; then
 		die "[base] has $ours"
 	fi
@@ -61,6 +61,7 @@ build() { # NAME SRC EXTRA_CONFIG: $OUT/kernel-NAME
 bench_option() {
 	case "${SYSTEM:-rmap-id}" in
 	contpte) echo CONFIG_ARM64_CONTPTE_RUST=y ;;
+	vma-lock) echo CONFIG_PER_VMA_LOCK_RUST=y ;;
 	*) echo CONFIG_MM_RMAP_ID=y ;;
 	esac
 }

@@ -57,9 +57,39 @@ for _a in ("remap", "munmap", "fork", "cow", "cow-byte", "cow-reuse",
 CONTPTE_TARGET = {f"{k}.{a}": ((-0.5, 0.5) if k == "small" else (None, 0.5))
                   for k in ("thp", "mthp", "small")
                   for a in ("fork", "munmap", "pte-dontneed")}
-TITLE = {"rmap-id": "rmap IDs, COW reuse", "contpte": "contpte decisions in Rust"}
+# BENCH_SYSTEM=vma-lock: the per-VMA lock word; no case may cost more than
+# +1 % instructions (cheaper is not a miss: the word replaces a pointer
+# chase and an rw_semaphore).
+VMA_TARGET = {c: (None, 1.0) for c in ("vma.pft-1t", "vma.pft-2t", "vma.mmap-churn",
+                                       "vma.fork-vmas")}
+# Slab memory per vma (the vma.slab boots): the patched kernel must spend at
+# least this many bytes per vma less than the base.
+VMA_SLAB_SAVING = 40.0
+TITLE = {"rmap-id": "rmap IDs, COW reuse", "contpte": "contpte decisions in Rust",
+         "vma-lock": "the per-VMA lock word"}
 
-MAPPED = {"thp-pte": "pte", "thp-pmd": "pmd", "small": "pte", "mthp-pte": "pte"}
+MAPPED = {"thp-pte": "pte", "thp-pmd": "pmd", "small": "pte", "mthp-pte": "pte", "none": "-"}
+SLAB = re.compile(r"RUSTMM-SLAB (\S+) (.*)$")
+
+
+def slab_result(path):
+    """The RUSTMM-SLAB lines of a vma.slab boot: {cache: {key: value}}."""
+    out = {}
+    for line in open(path, errors="replace"):
+        m = SLAB.match(line.strip())
+        if not m:
+            continue
+        fields = {}
+        for kv in m.group(2).split():
+            if "=" in kv:
+                k, v = kv.split("=", 1)
+                fields[k] = float(v)
+            else:
+                fields[kv] = True
+        out[m.group(1)] = fields
+    if "total" not in out:
+        raise SystemExit(f"bench-report: {path} has no RUSTMM-SLAB total line")
+    return out
 IMAGE = {"x86_64": "bzImage", "arm64": "Image.gz"}
 RESULT = re.compile(r"RUSTMM-BENCH (\S+) (\d+) (\d+) expect=(\S+) folios=(\d+)/(\d+) mapped=(\S+) attempts=(\d+)$")
 BOOTSTRAP = 10000
@@ -202,12 +232,25 @@ def main():
     ap.add_argument("--boots", type=int, required=True)
     ap.add_argument("--runs", type=int, required=True)
     ap.add_argument("--mib", type=int, required=True)
+    ap.add_argument("--slab-logs", default="", help="directory of the vma.slab boots' logs")
     args = ap.parse_args()
 
     if args.system == "contpte":
         TARGET.clear()
         TARGET.update(CONTPTE_TARGET)
         SEED.clear()
+    if args.system == "vma-lock":
+        TARGET.clear()
+        TARGET.update(VMA_TARGET)
+        SEED.clear()
+    slab = None
+    if args.slab_logs:
+        slab = {k: slab_result(os.path.join(args.slab_logs, f"{k}-vma.slab.log"))
+                for k in ("base", "patched")}
+        saving = slab["base"]["total"]["bytes_per_vma"] - slab["patched"]["total"]["bytes_per_vma"]
+        slab["saving_bytes_per_vma"] = saving
+        slab["target_saving"] = VMA_SLAB_SAVING
+        slab["verdict"] = "met" if saving >= VMA_SLAB_SAVING else "missed"
     rng = random.Random(20261123)
     rows = [case_result(c, args.logs, args.boots, rng) for c in args.cases.split()]
     mb, mp = manifest(args.base_manifest), manifest(args.patched_manifest)
@@ -226,7 +269,7 @@ def main():
         "config_difference": diffconfig(args.diffconfig, args.base_config, args.patched_config),
     }
     with open(args.out + ".json", "w") as f:
-        json.dump({"meta": meta, "cases": rows}, f, indent=1)
+        json.dump({"meta": meta, "cases": rows, **({"slab": slab} if slab else {})}, f, indent=1)
 
     try:
         import matplotlib
@@ -306,6 +349,30 @@ def main():
                   f"| {ms(p['median'])} ({', '.join(ms(x) for x in p['boot_medians'])}) "
                   f"| {change} | {r['ci_pct'][0]:+.2f}% .. {r['ci_pct'][1]:+.2f}% "
                   f"| {fmt_target(r['target_pct'])} | {r['verdict'] or ''} | {seed} | {rej} | {checks} |")
+    if slab:
+        md += ["", "## Slab memory per vma", "",
+               "`vma.slab`: one more boot per kernel (same image, `slab_nomerge` added so "
+               "every cache is its own) makes 40,000 one-page vmas and reads `/proc/slabinfo` "
+               "before and after: bytes per vma = new slabs × pages per slab × 4096 / 40,000.", "",
+               "| kernel | cache | object size | objects per slab | pages per slab | "
+               "bytes per vma |", "|---|---|---|---|---|---|"]
+        for k in ("base", "patched"):
+            for cache, f in slab[k].items():
+                if cache == "total":
+                    continue
+                if f.get("absent"):
+                    md.append(f"| {k} | {cache} | (no such cache) | | | 0 |")
+                    continue
+                md.append(f"| {k} | {cache} | {f['objsize']:.0f} | {f['perslab']:.0f} | "
+                          f"{f['pages']:.0f} | {f['bytes_per_vma']:.1f} |")
+            t = slab[k]["total"]
+            md.append(f"| {k} | **total** | | | | **{t['bytes_per_vma']:.1f}** "
+                      f"({t['pages_per_1000']:.1f} pages per 1000 vmas) |")
+        md += ["", f"Saving: **{slab['saving_bytes_per_vma']:.1f} bytes per vma** (target: at "
+                   f"least {VMA_SLAB_SAVING:.0f}): {slab['verdict']}."]
+        print(f"  slab: base {slab['base']['total']['bytes_per_vma']:.1f} B/vma, patched "
+              f"{slab['patched']['total']['bytes_per_vma']:.1f} B/vma, saving "
+              f"{slab['saving_bytes_per_vma']:.1f} ({slab['verdict']})")
     notes = args.out + "-notes.md"
     if os.path.exists(notes):
         md += ["", open(notes).read().rstrip()]

@@ -33,7 +33,13 @@
 #                   only CONFIG_ARM64_CONTPTE_RUST=y, runs seed 001's cases
 #                   (fork, munmap, MADV_DONTNEED on 2M THP, 64K mTHP and
 #                   order-0) against a +-0.5 % target, and writes
-#                   build/bench-arm64-contpte and docs/benchmarks-contpte-arm64.*
+#                   build/bench-arm64-contpte and docs/benchmarks-contpte-arm64.*;
+#                   vma-lock has only CONFIG_PER_VMA_LOCK_RUST=y, runs the
+#                   per-VMA lock's cases (page faults with 1 and 2 threads,
+#                   mmap churn, fork of 1000 vmas; +1 % target) and one
+#                   more boot per kernel with slab_nomerge that reads the
+#                   slab bytes per vma of 40,000 vmas (vma.slab), and
+#                   writes docs/benchmarks-vma-lock.*
 #   BENCH_KERNELS   which kernels to build and run now (default "base
 #                   patched"); the other's logs from an earlier run are
 #                   reused only if they were made with the same settings,
@@ -70,7 +76,11 @@ contpte)
 	SYS_SUFFIX=-contpte
 	ALL_CASES="thp.fork thp.munmap thp.pte-dontneed mthp.fork mthp.munmap mthp.pte-dontneed small.fork small.munmap small.pte-dontneed"
 	;;
-*) die "BENCH_SYSTEM=$SYSTEM is not supported; supported: rmap-id contpte" ;;
+vma-lock)
+	SYS_SUFFIX=-vma-lock
+	ALL_CASES="vma.pft-1t vma.pft-2t vma.mmap-churn vma.fork-vmas"
+	;;
+*) die "BENCH_SYSTEM=$SYSTEM is not supported; supported: rmap-id contpte vma-lock" ;;
 esac
 CASES="$(echo ${BENCH_CASES:-$ALL_CASES})"
 OUT="$BUILD_DIR/bench$TSUFFIX$SYS_SUFFIX"
@@ -150,6 +160,23 @@ if ! xargs -r -P "$JOBS" -L 1 bash -c 'r="$(one "$0" "$1" "$2")"; echo "rust-mm:
 fi
 say "all $njobs boots done in $(((SECONDS - start) / 60)) min"
 
+# vma-lock: the slab cost of a vma, one boot per kernel with slab_nomerge
+# (each cache its own, as /proc/slabinfo must show it).
+slab_args=()
+if [ "$SYSTEM" = vma-lock ]; then
+	for k in base patched; do
+		[[ " $KERNELS " == *" $k "* ]] || continue
+		log="$LOGS/$k-vma.slab.log"
+		timeout "$TIMEOUT" bash -c 'qemu_run "$@"' qemu_run "$k" "$OUT/initramfs.cpio" \
+			"slab_nomerge RUSTMM_BENCH_RUNS=1 RUSTMM_BENCH_MIB=$MIB RUSTMM_BENCH_CASE=vma.slab" \
+			< /dev/null 2>&1 | tr -d '\r' > "$log"
+		grep -q '^RUSTMM-BENCH-DONE errors=0' "$log" && grep -q '^RUSTMM-SLAB total' "$log" ||
+			{ tail -n 30 "$log"; die "[$k] the slab boot did not complete"; }
+		say "[$k] slab: $(grep '^RUSTMM-SLAB total' "$log")"
+	done
+	slab_args=(--slab-logs "$LOGS")
+fi
+
 reused=""
 for k in base patched; do
 	[[ " $KERNELS " == *" $k "* ]] || reused+="$k "
@@ -169,5 +196,5 @@ python3 "$RUST_MM_TOP/scripts/bench-report.py" \
 	--base-manifest "$OUT/manifest-base.txt" --patched-manifest "$OUT/manifest-patched.txt" \
 	--base-config "$OUT/kernel-base/.config" --patched-config "$OUT/kernel-patched/.config" \
 	--diffconfig "$KSRC/scripts/diffconfig" --reused "$reused" --target "$TARGET" --system "$SYSTEM" \
-	--command "$cmd" --out "$report" || die "bench-report.py failed"
+	--command "$cmd" --out "$report" "${slab_args[@]}" || die "bench-report.py failed"
 say "report: $report.md, $report.json, $report.png"

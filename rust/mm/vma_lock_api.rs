@@ -59,7 +59,8 @@ const _: () = {
         [bindings::rust_vma_is_write_locked, rust_vma_is_write_locked];
     let _: [unsafe extern "C" fn(u64, u32) -> bool; 2] =
         [bindings::rust_vma_is_locked, rust_vma_is_locked];
-    let _: [unsafe extern "C" fn(u64) -> bool; 2] = [bindings::rust_vma_lock_idle, rust_vma_lock_idle];
+    let _: [unsafe extern "C" fn(u64) -> bool; 2] =
+        [bindings::rust_vma_lock_idle, rust_vma_lock_idle];
     let _: [unsafe extern "C" fn(u64) -> u32; 2] = [bindings::rust_vma_lock_seq, rust_vma_lock_seq];
 };
 

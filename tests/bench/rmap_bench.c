@@ -26,6 +26,18 @@
  *   anon-cow-rand   area sequentially / at random (vm-scalability's
  *                   case-anon-cow-seq/-rand), time until all are done
  *
+ * and the per-VMA lock's cases (BENCH_SYSTEM=vma-lock, not in "all"):
+ *
+ *   vma.pft-1t      one thread write-faults every page of the area
+ *                   (order-0: MADV_NOHUGEPAGE), pft-style
+ *   vma.pft-2t      two threads (CPUs 1 and 0) fault half of it each
+ *   vma.mmap-churn  VMA_CHURN rounds of mmap, one fault, an mprotect that
+ *                   splits the vma, munmap
+ *   vma.fork-vmas   fork() of a process with VMA_FORK_VMAS one-page vmas
+ *                   (parent's view)
+ *   vma.slab        no timing: 40,000 vmas made, their slab cost read from
+ *                   /proc/slabinfo (booted with slab_nomerge), RUSTMM-SLAB
+ *
  * What makes a window trustworthy (scripts/bench.sh boots one case per
  * guest, so allocator state never carries over from another case):
  *   - a quiet guest: khugepaged scanning, proactive compaction, vmstat
@@ -52,7 +64,7 @@
  * first runs once unmeasured (warm-up: slab caches, page-table pages and
  * the allocator's per-CPU lists grow on the first run). Prints
  *   RUSTMM-BENCH <case> <run> <ns> expect=<kind> folios=<ok>/<want> mapped=<how> attempts=<n>
- * per measurement, "RUSTMM-BENCH-REJECT <case> <run> <counter>+<delta>..."
+ * per measurement (expect=none: a case with no folio layout to verify), "RUSTMM-BENCH-REJECT <case> <run> <counter>+<delta>..."
  * per rejected window, "RUSTMM-BENCH-DISTURBED <case> <run> ..." when a run
  * never got a quiet window, "RUSTMM-BENCH-ERROR <case> <why>" when a case
  * could not run as defined, and "RUSTMM-BENCH-DONE errors=<n>" at the end.
@@ -60,6 +72,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -237,8 +250,8 @@ static void moved(const unsigned long long a[NR_BACKGROUND],
 
 /* ---- folio verification ------------------------------------------------ */
 
-enum expect { EXPECT_THP_PTE, EXPECT_THP_PMD, EXPECT_SMALL, EXPECT_MTHP_PTE };
-static const char *const expect_name[] = { "thp-pte", "thp-pmd", "small", "mthp-pte" };
+enum expect { EXPECT_THP_PTE, EXPECT_THP_PMD, EXPECT_SMALL, EXPECT_MTHP_PTE, EXPECT_NONE };
+static const char *const expect_name[] = { "thp-pte", "thp-pmd", "small", "mthp-pte", "none" };
 
 struct check {
 	unsigned long ok, want;	/* (m)THP: 2 MiB (64 KiB) blocks; small: pages */
@@ -676,6 +689,236 @@ out:
 	munmap(raw, size + THP);
 }
 
+/* ---- the per-VMA lock's cases (BENCH_SYSTEM=vma-lock) ------------------- */
+
+enum vma_case { VMA_PFT1, VMA_PFT2, VMA_CHURN_CASE, VMA_FORK };
+static const char *const vma_case_name[] = {
+	"vma.pft-1t", "vma.pft-2t", "vma.mmap-churn", "vma.fork-vmas",
+};
+#define VMA_CHURN	2000
+#define VMA_FORK_VMAS	1000
+#define VMA_SLAB_VMAS	40000
+
+struct pft {
+	char *mem;
+	unsigned long len;
+	int go[2];
+};
+
+/* The second faulting thread: CPU 0, SCHED_OTHER, waits for the window. */
+static void *pft_thread(void *arg)
+{
+	struct pft *p = arg;
+	cpu_set_t set;
+	char b;
+
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	if (read(p->go[0], &b, 1) == 1)
+		for (unsigned long off = 0; off < p->len; off += PAGE)
+			p->mem[off] = 1;
+	return NULL;
+}
+
+static void vma_pft(int threads, const char *name, struct run *r)
+{
+	char *mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct pft p = { .go = { -1, -1 } };
+	unsigned long mine = threads == 2 ? size / 2 : size;
+	pthread_attr_t attr;
+	pthread_t t;
+	uint64_t t0;
+
+	r->ns = 0;
+	r->expect = EXPECT_SMALL;
+	if (mem == MAP_FAILED || madvise(mem, size, MADV_NOHUGEPAGE)) {
+		error(name, "mmap or madvise failed");
+		if (mem != MAP_FAILED)
+			munmap(mem, size);
+		return;
+	}
+	if (threads == 2) {
+		struct sched_param sp = { .sched_priority = 0 };
+
+		p.mem = mem + mine;
+		p.len = size - mine;
+		pthread_attr_init(&attr);
+		pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+		pthread_attr_setschedpolicy(&attr, SCHED_OTHER);
+		pthread_attr_setschedparam(&attr, &sp);
+		if (pipe(p.go) || pthread_create(&t, &attr, pft_thread, &p)) {
+			error(name, "pipe or pthread_create failed");
+			munmap(mem, size);
+			return;
+		}
+		pthread_attr_destroy(&attr);
+	}
+	vmstat(r->before);
+	t0 = start();
+	if (threads == 2)
+		(void)!write(p.go[1], "g", 1);
+	for (unsigned long off = 0; off < mine; off += PAGE)
+		mem[off] = 1;
+	if (threads == 2)
+		pthread_join(t, NULL);
+	r->ns = stop() - t0;
+	vmstat(r->after);
+	if (threads == 2) {
+		close(p.go[0]);
+		close(p.go[1]);
+	}
+	r->check = verify(mem, EXPECT_SMALL);
+	munmap(mem, size);
+}
+
+static void vma_churn(const char *name, struct run *r)
+{
+	uint64_t t0;
+
+	r->ns = 0;
+	r->expect = EXPECT_NONE;
+	r->check = (struct check){ 0, 0, "-" };
+	vmstat(r->before);
+	t0 = start();
+	for (int i = 0; i < VMA_CHURN; i++) {
+		char *p = mmap(NULL, 16 * PAGE, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (p == MAP_FAILED) {
+			error(name, "mmap failed");
+			return;
+		}
+		p[0] = 1;
+		mprotect(p, 8 * PAGE, PROT_READ);
+		munmap(p, 16 * PAGE);
+	}
+	r->ns = stop() - t0;
+	vmstat(r->after);
+}
+
+/* @n separate one-page vmas (two pages mapped, the second unmapped). */
+static char **many_vmas(const char *name, int n)
+{
+	char **v = calloc(n, sizeof(*v));
+
+	for (int i = 0; v && i < n; i++) {
+		v[i] = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			    -1, 0);
+		if (v[i] == MAP_FAILED) {
+			error(name, "mmap failed");
+			while (i--)
+				munmap(v[i], PAGE);
+			free(v);
+			return NULL;
+		}
+		munmap(v[i] + PAGE, PAGE);
+		v[i][0] = 1;
+	}
+	return v;
+}
+
+static void free_vmas(char **v, int n)
+{
+	for (int i = 0; i < n; i++)
+		munmap(v[i], PAGE);
+	free(v);
+}
+
+static void vma_fork(const char *name, struct run *r)
+{
+	char **v = many_vmas(name, VMA_FORK_VMAS);
+	int status;
+	uint64_t t0;
+	pid_t pid;
+
+	r->ns = 0;
+	r->expect = EXPECT_NONE;
+	r->check = (struct check){ 0, 0, "-" };
+	if (!v)
+		return;
+	vmstat(r->before);
+	t0 = start();
+	pid = fork();
+	if (pid == 0)
+		_exit(0);
+	r->ns = stop() - t0;
+	vmstat(r->after);
+	if (pid < 0) {
+		error(name, "fork failed");
+		r->ns = 0;
+	} else {
+		waitpid(pid, &status, 0);
+	}
+	free_vmas(v, VMA_FORK_VMAS);
+}
+
+/* One /proc/slabinfo line: active objects, objects, object size, slabs. */
+struct slab {
+	unsigned long active, objs, objsize, perslab, pages, slabs;
+};
+
+static int slabinfo(const char *cache, struct slab *s)
+{
+	char line[512], name[64];
+	FILE *f = fopen("/proc/slabinfo", "r");
+	int found = 0;
+
+	memset(s, 0, sizeof(*s));
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %lu %lu %lu %lu %lu : tunables %*u %*u %*u : slabdata %*u %lu",
+			   name, &s->active, &s->objs, &s->objsize, &s->perslab, &s->pages,
+			   &s->slabs) == 7 && !strcmp(name, cache))
+			found = 1;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/*
+ * The seed's measurement: the slab memory 40,000 more vmas cost, per vma,
+ * from /proc/slabinfo (the guest boots with slab_nomerge, so the caches are
+ * the vmas' own). Prints per cache
+ *   RUSTMM-SLAB <cache> objsize=<B> perslab=<n> pages=<n> slabs+=<n> objs+=<n> bytes_per_vma=<B>
+ * and RUSTMM-SLAB total bytes_per_vma=<B> pages_per_1000=<n>.
+ */
+static void vma_slab(void)
+{
+	static const char *const caches[] = { "vm_area_struct", "vma_lock" };
+	struct slab before[2], after[2];
+	int have[2];
+	double total = 0;
+	char **v;
+
+	for (int c = 0; c < 2; c++)
+		have[c] = slabinfo(caches[c], &before[c]);
+	if (!have[0]) {
+		error("vma.slab", "no vm_area_struct line in /proc/slabinfo (merged?)");
+		return;
+	}
+	v = many_vmas("vma.slab", VMA_SLAB_VMAS);
+	if (!v)
+		return;
+	for (int c = 0; c < 2; c++) {
+		double bytes;
+
+		if (!have[c]) {
+			printf("RUSTMM-SLAB %s absent\n", caches[c]);
+			continue;
+		}
+		slabinfo(caches[c], &after[c]);
+		bytes = (double)(after[c].slabs - before[c].slabs) * after[c].pages * PAGE /
+			VMA_SLAB_VMAS;
+		total += bytes;
+		printf("RUSTMM-SLAB %s objsize=%lu perslab=%lu pages=%lu slabs+=%lu objs+=%lu bytes_per_vma=%.1f\n",
+		       caches[c], after[c].objsize, after[c].perslab, after[c].pages,
+		       after[c].slabs - before[c].slabs, after[c].active - before[c].active, bytes);
+	}
+	printf("RUSTMM-SLAB total vmas=%d bytes_per_vma=%.1f pages_per_1000=%.1f\n",
+	       VMA_SLAB_VMAS, total, total * 1000 / PAGE);
+	free_vmas(v, VMA_SLAB_VMAS);
+}
+
 /*
  * Run as SCHED_FIFO (children get SCHED_OTHER: reset on fork) on
  * MEASURE_CPU, which the guest isolates: nothing else is scheduled there,
@@ -701,7 +944,14 @@ static void measure(const char *name, int run, enum kind k, int a, int anon_rand
 	struct run r;
 
 	for (int attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-		if (a < 0)
+		if (a <= -10)
+			switch (-a - 10) {
+			case VMA_PFT1: vma_pft(1, name, &r); break;
+			case VMA_PFT2: vma_pft(2, name, &r); break;
+			case VMA_CHURN_CASE: vma_churn(name, &r); break;
+			default: vma_fork(name, &r); break;
+			}
+		else if (a < 0)
 			anon_cow(anon_rand, name, &r);
 		else
 			micro(a, k, name, &r);
@@ -790,6 +1040,25 @@ int main(int argc, char **argv)
 		profiling = profile && !strcmp(profile, name);
 		for (int r = 1; r <= runs; r++)
 			measure(name, r, PMD_THP, -1, rand);
+	}
+	/* The per-VMA lock's cases run only when named. */
+	for (int c = VMA_PFT1; c <= VMA_FORK; c++) {
+		const char *name = vma_case_name[c];
+		int n = c == VMA_FORK ? runs * SHORT_FACTOR : runs;
+
+		if (strcmp(want, name))
+			continue;
+		found = 1;
+		thp_sizes(name, SMALL);
+		profiling = 0;
+		measure(name, 0, SMALL, -10 - c, 0);	/* warm-up */
+		profiling = profile && !strcmp(profile, name);
+		for (int r = 1; r <= n; r++)
+			measure(name, r, SMALL, -10 - c, 0);
+	}
+	if (!strcmp(want, "vma.slab")) {
+		found = 1;
+		vma_slab();
 	}
 	if (!found)
 		error(want, "no such case");
