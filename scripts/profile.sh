@@ -17,6 +17,7 @@
 # The tables go into docs/profiles/<case>.txt (committed: the docs quote
 # them) with both kernels' provenance.
 #   BENCH_MIB       memory per case in MiB (default 256)
+#   BENCH_SYSTEM    rmap-id (default) or vma-lock: whose kernels (make bench's)
 #   BENCH_TIMEOUT   seconds per guest before it counts as hung (default 5400)
 set -uo pipefail
 # shellcheck source=scripts/env.sh
@@ -27,7 +28,13 @@ CASES="${PROFILE_CASES:-small.fork}"
 RUNS="${PROFILE_RUNS:-3}"
 MIB="${BENCH_MIB:-256}"
 TIMEOUT="${BENCH_TIMEOUT:-5400}"
-OUT="$BUILD_DIR/bench"
+# BENCH_SYSTEM as for make bench: the same kernels (build/bench-<system>).
+SYSTEM="${BENCH_SYSTEM:-rmap-id}"
+case "$SYSTEM" in
+rmap-id) OUT="$BUILD_DIR/bench" ;;
+vma-lock) OUT="$BUILD_DIR/bench-vma-lock" ;;
+*) die "make profile: BENCH_SYSTEM=$SYSTEM is not supported here (rmap-id, vma-lock)" ;;
+esac
 mkdir -p "$OUT/profile"
 
 # shellcheck source=scripts/bench-lib.sh

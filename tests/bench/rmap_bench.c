@@ -862,14 +862,17 @@ static int slabinfo(const char *cache, struct slab *s)
 {
 	char line[512], name[64];
 	FILE *f = fopen("/proc/slabinfo", "r");
+	struct slab t;
 	int found = 0;
 
 	memset(s, 0, sizeof(*s));
 	while (f && fgets(line, sizeof(line), f))
 		if (sscanf(line, "%63s %lu %lu %lu %lu %lu : tunables %*u %*u %*u : slabdata %*u %lu",
-			   name, &s->active, &s->objs, &s->objsize, &s->perslab, &s->pages,
-			   &s->slabs) == 7 && !strcmp(name, cache))
+			   name, &t.active, &t.objs, &t.objsize, &t.perslab, &t.pages,
+			   &t.slabs) == 7 && !strcmp(name, cache)) {
+			*s = t;
 			found = 1;
+		}
 	if (f)
 		fclose(f);
 	return found;
@@ -946,10 +949,18 @@ static void measure(const char *name, int run, enum kind k, int a, int anon_rand
 	for (int attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
 		if (a <= -10)
 			switch (-a - 10) {
-			case VMA_PFT1: vma_pft(1, name, &r); break;
-			case VMA_PFT2: vma_pft(2, name, &r); break;
-			case VMA_CHURN_CASE: vma_churn(name, &r); break;
-			default: vma_fork(name, &r); break;
+			case VMA_PFT1:
+				vma_pft(1, name, &r);
+				break;
+			case VMA_PFT2:
+				vma_pft(2, name, &r);
+				break;
+			case VMA_CHURN_CASE:
+				vma_churn(name, &r);
+				break;
+			default:
+				vma_fork(name, &r);
+				break;
 			}
 		else if (a < 0)
 			anon_cow(anon_rand, name, &r);
