@@ -14,6 +14,9 @@
 //! - `CONFIG_ARM64_CONTPTE_RUST`: the decisions of arm64's transparent
 //!   contiguous PTEs; C reaches them through
 //!   `arch/arm64/include/asm/contpte_rust.h`.
+//! - `CONFIG_PER_VMA_LOCK_RUST`: the per-VMA lock as one atomic word in
+//!   the vma; C reaches its state machine through
+//!   `include/linux/vma_lock.h`.
 
 #[cfg(CONFIG_ARM64_CONTPTE_RUST)]
 pub mod arm64_contpte;
@@ -42,6 +45,12 @@ pub mod seqcount;
 #[cfg(CONFIG_MM_RMAP_ID)]
 #[path = "core/subid.rs"]
 pub mod subid;
+
+#[cfg(CONFIG_PER_VMA_LOCK_RUST)]
+#[path = "core/vma_lock.rs"]
+pub mod vma_lock;
+#[cfg(CONFIG_PER_VMA_LOCK_RUST)]
+pub mod vma_lock_api;
 
 /// Prefix of this crate's kernel log messages (used by `pr_*!`).
 const __LOG_PREFIX: &[u8] = b"rust_mm\0";
