@@ -33,7 +33,18 @@ def case_key(name):
     """
     num, _, rest = name.partition(" ")
     if not num.isdigit():
-        return name
+        # khugepaged's collapse_compound_extreme prints a progress step per
+        # folio ("... pages   1/512...... pages   2/512..."), all on one
+        # console line whose start a run may lose: the key is the step
+        # with its counters dropped and its repeats folded.
+        if "..." not in name:
+            return name
+        parts = [re.sub(r"\s*[0-9]+/[0-9]+$", "", p.strip()) for p in name.split("...")]
+        folded = []
+        for p in parts:
+            if not folded or folded[-1] != p:
+                folded.append(p)
+        return "...".join(folded)
     return num + " " + re.sub(r"[0-9]+(\.[0-9]+)?", "#", rest)
 
 

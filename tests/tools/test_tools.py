@@ -284,6 +284,26 @@ class GuestCount(unittest.TestCase):
         self.assertNotEqual(r.returncode, 0)
         self.assertIn("parity: 1 passed, 1 failed", r.stdout)
 
+    def test_parity_folds_khugepaged_progress_steps_but_not_their_outcome(self):
+        prog = "RUSTMM-PROGRAM ksft_mm_khugepaged "
+        step = "Construct PTE page table full of different PTE-mapped compound pages "
+        a = self.console(prog + "start\nRun test: collapse_compound_extreme (anon)\n"
+                         + "".join(f"{step}{i:3d}/512..." for i in range(1, 6))
+                         + " \x1b[0;32mOK\x1b[0m\n" + prog + "exit 0\n", "a.log")
+        b = self.console(prog + "start\nRun test: collapse_compound_extreme (anon)\n"
+                         + "".join(f"{step}{i:3d}/512..." for i in range(3, 6))
+                         + " \x1b[0;32mOK\x1b[0m\n" + prog + "exit 0\n", "b.log")
+        c = self.console(prog + "start\nRun test: collapse_compound_extreme (anon)\n"
+                         + "".join(f"{step}{i:3d}/512..." for i in range(2, 6))
+                         + " \x1b[0;31mFail\x1b[0m\n" + prog + "exit 1\n", "c.log")
+        script = os.path.join(TOP, "scripts", "ksft-parity.py")
+        r = subprocess.run([sys.executable, script, a, b], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertIn("parity: 1 passed, 0 failed", r.stdout)
+        r = subprocess.run([sys.executable, script, a, c], capture_output=True, text=True)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("parity: 0 passed, 1 failed", r.stdout)
+
 
 KSRC = os.path.join(os.environ.get("BUILD_DIR", os.path.join(TOP, "build")), "linux-6.12.117")
 
