@@ -8,15 +8,15 @@
 //! `unsafe`, which C reaches through one header. The crate is built when
 //! any of the options is on (`CONFIG_RUST_MM`).
 //!
+//! - `CONFIG_PER_VMA_LOCK_RUST`: the per-VMA lock as one atomic word in
+//!   the vma; C reaches its state machine through
+//!   `include/linux/vma_lock.h`.
 //! - `CONFIG_MM_RMAP_ID`: precise "mapped shared" tracking of large folios
 //!   with rmap IDs; C reaches it through `include/linux/rmap_id.h` and
 //!   `include/linux/atomic_seqcount.h`.
 //! - `CONFIG_ARM64_CONTPTE_RUST`: the decisions of arm64's transparent
 //!   contiguous PTEs; C reaches them through
 //!   `arch/arm64/include/asm/contpte_rust.h`.
-//! - `CONFIG_PER_VMA_LOCK_RUST`: the per-VMA lock as one atomic word in
-//!   the vma; C reaches its state machine through
-//!   `include/linux/vma_lock.h`.
 
 #[cfg(CONFIG_ARM64_CONTPTE_RUST)]
 pub mod arm64_contpte;
