@@ -365,29 +365,40 @@ mod vma {
     }
 }
 
+/// Starts `n` readers: each tries the read lock and, if it gets it, reads
+/// the vma's fields (`check` sees the value) and unlocks.
+fn spawn_readers(
+    v: &Arc<vma::Vma>,
+    n: usize,
+    o: vma::Orders,
+    check: fn(u64),
+) -> Vec<thread::JoinHandle<()>> {
+    (0..n)
+        .map(|_| {
+            let v = v.clone();
+            thread::spawn(move || {
+                if v.read_lock(o) {
+                    // SAFETY: loom checks this access against the writer's
+                    // stores; the model fails if they can race.
+                    check(v.data.with(|p| unsafe { *p }));
+                    v.read_unlock(o);
+                }
+            })
+        })
+        .collect()
+}
+
 fn vma_model(readers: usize, o: vma::Orders) {
     let mut builder = loom::model::Builder::new();
     builder.preemption_bound = Some(3);
     builder.check(move || {
         let v = Arc::new(vma::Vma::new());
-        let handles: Vec<_> = (0..readers)
-            .map(|_| {
-                let v = v.clone();
-                thread::spawn(move || {
-                    if v.read_lock(o) {
-                        // The fault reads the vma.
-                        // SAFETY: loom checks this access against the
-                        // writer's; the model fails if they can race.
-                        let d = v.data.with(|p| unsafe { *p });
-                        assert!(d == 0 || d == 2, "reader saw a half-made change");
-                        v.read_unlock(o);
-                    }
-                })
-            })
-            .collect();
+        let handles = spawn_readers(&v, readers, o, |d| {
+            assert!(d == 0 || d == 2, "reader saw a half-made change");
+        });
         v.write_lock();
         // The writer modifies the vma under its write lock.
-        // SAFETY: as above, loom checks it.
+        // SAFETY: loom checks it against the readers' loads.
         v.data.with_mut(|p| unsafe { *p = 1 });
         v.data.with_mut(|p| unsafe { *p = 2 });
         for h in handles {
@@ -406,36 +417,23 @@ fn vma_model(readers: usize, o: vma::Orders) {
     });
 }
 
-/*
- * A reader racing detach, and the vma "freed" right after the writer
- * finishes: the writer write-locks, detaches, ends its mmap_lock section
- * and stores a poison value into the vma as kfree would reuse it (no RCU
- * wait: this checks the lock word alone keeps late readers out). A reader
- * that gets the lock must see a live vma, without a race.
- */
+// A reader racing detach, and the vma "freed" right after the writer
+// finishes: the writer write-locks, detaches, ends its mmap_lock section
+// and stores a poison value into the vma as kfree would reuse it (no RCU
+// wait: this checks the lock word alone keeps late readers out). A reader
+// that gets the lock must see a live vma, without a race.
 fn vma_detach_model(readers: usize, preemptions: usize) {
     let mut builder = loom::model::Builder::new();
     builder.preemption_bound = Some(preemptions);
     builder.check(move || {
         let v = Arc::new(vma::Vma::new());
-        let handles: Vec<_> = (0..readers)
-            .map(|_| {
-                let v = v.clone();
-                thread::spawn(move || {
-                    if v.read_lock(vma::C) {
-                        // SAFETY: loom checks this access against the
-                        // writer's poison store.
-                        let d = v.data.with(|p| unsafe { *p });
-                        assert_ne!(d, 3, "a reader got the lock of a freed vma");
-                        v.read_unlock(vma::C);
-                    }
-                })
-            })
-            .collect();
+        let handles = spawn_readers(&v, readers, vma::C, |d| {
+            assert_ne!(d, 3, "a reader got the lock of a freed vma");
+        });
         v.write_lock();
         v.detach();
         v.mmap_write_unlock();
-        // SAFETY: as above.
+        // SAFETY: loom checks it against the readers' loads.
         v.data.with_mut(|p| unsafe { *p = 3 });
         for h in handles {
             h.join().unwrap();
