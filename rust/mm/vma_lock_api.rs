@@ -61,7 +61,6 @@ const _: () = {
         [bindings::rust_vma_is_locked, rust_vma_is_locked];
     let _: [unsafe extern "C" fn(u64) -> bool; 2] =
         [bindings::rust_vma_lock_idle, rust_vma_lock_idle];
-    let _: [unsafe extern "C" fn(u64) -> u32; 2] = [bindings::rust_vma_lock_seq, rust_vma_lock_seq];
 };
 
 /// A core step as C's `struct vma_lock_step`.
@@ -142,10 +141,4 @@ pub extern "C" fn rust_vma_is_locked(word: u64, mm_seq: u32) -> bool {
 #[no_mangle]
 pub extern "C" fn rust_vma_lock_idle(word: u64) -> bool {
     vma_lock::idle(word)
-}
-
-/// The word's sequence (6.12's `vm_lock_seq`, [`vma_lock::seq`]).
-#[no_mangle]
-pub extern "C" fn rust_vma_lock_seq(word: u64) -> u32 {
-    vma_lock::seq(word)
 }

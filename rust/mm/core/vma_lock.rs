@@ -161,17 +161,25 @@ pub const fn is_locked(word: u64, mm_seq: u32) -> bool {
 /// that locked it after the caller read `mm_seq` stored a sequence this
 /// check cannot know.
 pub const fn read_trylock(word: u64, mm_seq: u32) -> Step {
+    // The fault path's case first, as one test of both flags and the count
+    // (the verdicts below say which refusal it is, in the same order).
+    if word & (WAITING | DETACHED) == 0
+        && readers(word) < MAX_READERS
+        && !is_write_locked(word, mm_seq)
+    {
+        // INVARIANT: readers < MAX_READERS, so the sum stays in its field.
+        return step(Verdict::Ok, word + 1);
+    }
     if is_write_locked(word, mm_seq) {
         step(Verdict::WriteLocked, word)
     } else if waiting(word) {
         step(Verdict::WriterWaiting, word)
     } else if detached(word) {
         step(Verdict::Detached, word)
-    } else if readers(word) >= MAX_READERS {
-        step(Verdict::ReadersFull, word)
     } else {
-        // INVARIANT: readers < MAX_READERS, so the sum stays in its field.
-        step(Verdict::Ok, word + 1)
+        // Neither flag and not write-locked, yet the fast path refused:
+        // the count is full. Refuse; never wrap into the flags.
+        step(Verdict::ReadersFull, word)
     }
 }
 
@@ -185,10 +193,16 @@ pub const fn read_trylock(word: u64, mm_seq: u32) -> Step {
 pub const fn read_unlock(word: u64) -> Step {
     if readers(word) == 0 {
         step(Verdict::Unbalanced, word)
-    } else if readers(word) == 1 && waiting(word) {
-        step(Verdict::WakeWriter, word - 1)
     } else {
-        step(Verdict::Ok, word - 1)
+        // INVARIANT: readers >= 1, so taking one away borrows nothing from
+        // the flags or the sequence (wrapping_sub: the check the compiler
+        // cannot prove away would be a panic path on every unlock).
+        let word = word.wrapping_sub(1);
+        if readers(word) == 0 && waiting(word) {
+            step(Verdict::WakeWriter, word)
+        } else {
+            step(Verdict::Ok, word)
+        }
     }
 }
 

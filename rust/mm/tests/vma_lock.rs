@@ -244,6 +244,17 @@ fn transitions_touch_only_their_fields_on_every_small_state_and_random_words() {
                 assert_eq!(read_unlock(t.word).word, w);
             } else {
                 assert_eq!(t.word, w);
+                // The refusal named is the first that applies, in this order.
+                let first = if is_write_locked(w, mm) {
+                    Verdict::WriteLocked
+                } else if waiting(w) {
+                    Verdict::WriterWaiting
+                } else if detached(w) {
+                    Verdict::Detached
+                } else {
+                    Verdict::ReadersFull
+                };
+                assert_eq!(t.verdict, first, "word {w:#x} mm_seq {mm:#x}");
             }
             let l = write_lock(w, mm);
             assert_eq!(readers(l.word), readers(w));
