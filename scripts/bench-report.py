@@ -91,7 +91,8 @@ def slab_result(path):
         raise SystemExit(f"bench-report: {path} has no RUSTMM-SLAB total line")
     return out
 IMAGE = {"x86_64": "bzImage", "arm64": "Image.gz"}
-RESULT = re.compile(r"RUSTMM-BENCH (\S+) (\d+) (\d+) expect=(\S+) folios=(\d+)/(\d+) mapped=(\S+) attempts=(\d+)$")
+RESULT = re.compile(r"RUSTMM-BENCH (\S+) (\d+) (\d+) expect=(\S+) folios=(\d+)/(\d+) mapped=(\S+) "
+                    r"attempts=(\d+)(?: faults=(\d+))?$")
 BOOTSTRAP = 10000
 
 
@@ -104,7 +105,8 @@ def parse_log(path):
             runs.append({"run": int(m.group(2)), "ns": int(m.group(3)),
                          "expect": m.group(4), "folios_ok": int(m.group(5)),
                          "folios_want": int(m.group(6)), "mapped": m.group(7),
-                         "attempts": int(m.group(8))})
+                         "attempts": int(m.group(8)),
+                         "faults": int(m.group(9)) if m.group(9) is not None else None})
         elif line.startswith("RUSTMM-BENCH-REJECT "):
             rejects.append(line.split(" ", 3)[3] if line.count(" ") >= 3 else "")
         elif line.startswith("RUSTMM-BENCH-DISTURBED "):
@@ -153,7 +155,7 @@ def case_result(case, logs, boots_n, rng):
     problems = []
     per = {}
     for k in ("base", "patched"):
-        boots, checks = [], []
+        boots, checks, faults = [], [], []
         for b in range(1, boots_n + 1):
             path = os.path.join(logs, f"{k}-{case}-{b}.log")
             if not os.path.exists(path):
@@ -173,10 +175,13 @@ def case_result(case, logs, boots_n, rng):
                                     f"{r['expect']}, mapped {r['mapped']} (want {want_map})")
                 checks.append(f"{r['folios_ok']}/{r['folios_want']}")
             boots.append([r["ns"] for r in runs])
+            faults.extend(r["faults"] for r in runs if r["faults"] is not None)
         counts = sorted({len(b) for b in boots})
         if counts == [0] or len(counts) != 1:
             problems.append(f"{k}: runs per boot {[len(b) for b in boots]} (want the same, > 0, in every boot)")
-        per[k] = {"boots_ns": boots, "checks": sorted(set(checks))}
+        # Minor faults of the measuring process per window (older logs: none).
+        per[k] = {"boots_ns": boots, "checks": sorted(set(checks)),
+                  "faults_median": statistics.median(faults) if faults else None}
     row["base"], row["patched"] = per["base"], per["patched"]
     if problems:
         row["refused"] = "; ".join(problems[:4]) + (f" (+{len(problems) - 4} more)" if len(problems) > 4 else "")
@@ -213,6 +218,15 @@ def diffconfig(script, a, b):
 
 def ms(v):
     return f"{v / 1e6:.3f}"
+
+
+def faults_cell(b, p):
+    """Median minor faults per window, base / patched (blank for old logs)."""
+    def one(k):
+        v = k.get("faults_median")
+        return "?" if v is None else f"{v:.0f}"
+    return "" if b.get("faults_median") is None and p.get("faults_median") is None \
+        else f"{one(b)} / {one(p)}"
 
 
 def fmt_target(t):
@@ -331,8 +345,9 @@ def main():
           "outside, *inconclusive* otherwise; \"no measurable change\" when it includes 0", "",
           f"![ratios]({name}.png)", "",
           "| case | base ms (boot medians) | patched ms (boot medians) | change | 95 % interval "
-          "| target | verdict | seed (Intel) | rejected windows | folios checked |",
-          "|---|---|---|---|---|---|---|---|---|---|"]
+          "| target | verdict | seed (Intel) | minor faults per window, base / patched "
+          "| rejected windows | folios checked |",
+          "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         seed = "" if r["seed_pct"] is None else f"{r['seed_pct']:+.1f}%"
         rej = str(r["rejected_windows"]) + (
@@ -340,7 +355,7 @@ def main():
             if r["rejected_counters"] else "")
         if r["refused"]:
             md.append(f"| {r['case']} | | | | | {fmt_target(r['target_pct'])} | **refused**: "
-                      f"{r['refused']} | {seed} | {rej} | |")
+                      f"{r['refused']} | {seed} | | {rej} | |")
             continue
         b, p = r["base"], r["patched"]
         change = f"{r['change_pct']:+.2f}%" + (" (no measurable change)" if r["includes_zero"] else "")
@@ -348,7 +363,8 @@ def main():
         md.append(f"| {r['case']} | {ms(b['median'])} ({', '.join(ms(x) for x in b['boot_medians'])}) "
                   f"| {ms(p['median'])} ({', '.join(ms(x) for x in p['boot_medians'])}) "
                   f"| {change} | {r['ci_pct'][0]:+.2f}% .. {r['ci_pct'][1]:+.2f}% "
-                  f"| {fmt_target(r['target_pct'])} | {r['verdict'] or ''} | {seed} | {rej} | {checks} |")
+                  f"| {fmt_target(r['target_pct'])} | {r['verdict'] or ''} | {seed} "
+                  f"| {faults_cell(b, p)} | {rej} | {checks} |")
     if slab:
         md += ["", "## Slab memory per vma", "",
                "`vma.slab`: one more boot per kernel (same image, `slab_nomerge` added so "

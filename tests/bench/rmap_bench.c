@@ -63,8 +63,9 @@
  * cases (below 10 ms) run SHORT_FACTOR times as many runs. Each case
  * first runs once unmeasured (warm-up: slab caches, page-table pages and
  * the allocator's per-CPU lists grow on the first run). Prints
- *   RUSTMM-BENCH <case> <run> <ns> expect=<kind> folios=<ok>/<want> mapped=<how> attempts=<n>
- * per measurement (expect=none: a case with no folio layout to verify), "RUSTMM-BENCH-REJECT <case> <run> <counter>+<delta>..."
+ *   RUSTMM-BENCH <case> <run> <ns> expect=<kind> folios=<ok>/<want> mapped=<how> attempts=<n> faults=<n>
+ * per measurement (expect=none: a case with no folio layout to verify;
+ * faults: this process's minor faults in the window), "RUSTMM-BENCH-REJECT <case> <run> <counter>+<delta>..."
  * per rejected window, "RUSTMM-BENCH-DISTURBED <case> <run> ..." when a run
  * never got a quiet window, "RUSTMM-BENCH-ERROR <case> <why>" when a case
  * could not run as defined, and "RUSTMM-BENCH-DONE errors=<n>" at the end.
@@ -79,6 +80,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -136,9 +138,27 @@ static uint64_t now_ns(void)
  */
 static int profiling;
 
+/*
+ * The minor faults of this process (every thread) in the last window,
+ * read outside the timed part: the fault count beside the instructions
+ * (children's faults are their own: anon-cow counts the parent's only).
+ */
+static long win_faults, win_flt0;
+
+static long minflt(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_minflt;
+}
+
 static uint64_t start(void)
 {
-	uint64_t t = now_ns();
+	uint64_t t;
+
+	win_flt0 = minflt();
+	t = now_ns();
 
 #if defined(__x86_64__)
 	if (profiling)
@@ -149,11 +169,15 @@ static uint64_t start(void)
 
 static uint64_t stop(void)
 {
+	uint64_t t;
+
 #if defined(__x86_64__)
 	if (profiling)
 		asm volatile(".byte 0x0f, 0x1f, 0x84, 0x00, 0x30, 0x42, 0x4d, 0x52" ::: "memory");
 #endif
-	return now_ns();
+	t = now_ns();
+	win_faults = minflt() - win_flt0;
+	return t;
 }
 
 static void error(const char *name, const char *why)
@@ -970,9 +994,9 @@ static void measure(const char *name, int run, enum kind k, int a, int anon_rand
 			return;
 		moved(r.before, r.after, why, sizeof(why));
 		if (!why[0]) {
-			printf("RUSTMM-BENCH%s %s %d %llu expect=%s folios=%lu/%lu mapped=%s attempts=%d\n",
+			printf("RUSTMM-BENCH%s %s %d %llu expect=%s folios=%lu/%lu mapped=%s attempts=%d faults=%ld\n",
 			       run ? "" : "-WARMUP", name, run, (unsigned long long)r.ns, expect_name[r.expect],
-			       r.check.ok, r.check.want, r.check.mapped, attempt);
+			       r.check.ok, r.check.want, r.check.mapped, attempt, win_faults);
 			return;
 		}
 		printf("RUSTMM-BENCH-REJECT %s %d %s\n", name, run, why);

@@ -149,6 +149,23 @@ class BenchReport(unittest.TestCase):
         r = self.result("thp.cow", base, [noisy(1e8, self.rng) for _ in range(3)])
         self.assertIn("runs per boot", r["refused"])
 
+    def test_fault_counts_are_medians_per_kernel_and_absent_in_old_logs(self):
+        write_logs(self.d, "thp.cow-reuse", [[10, 10], [10, 10]], [[1, 1], [1, 1]])
+        for name in os.listdir(self.d):
+            path = os.path.join(self.d, name)
+            n = 65536 if name.startswith("base-") else 128
+            if "-2.log" in name and name.startswith("base-"):
+                n = 65534
+            wr(path, rd(path).replace("attempts=1\n", f"attempts=1 faults={n}\n"))
+        r = report.case_result("thp.cow-reuse", self.d, 2, random.Random(2))
+        self.assertIsNone(r["refused"])
+        self.assertEqual(r["base"]["faults_median"], 65535)
+        self.assertEqual(r["patched"]["faults_median"], 128)
+        self.assertEqual(report.faults_cell(r["base"], r["patched"]), "65535 / 128")
+        old = self.result("thp.cow", [[10], [10]], [[11], [11]])
+        self.assertIsNone(old["base"]["faults_median"])
+        self.assertEqual(report.faults_cell(old["base"], old["patched"]), "")
+
     def test_a_missing_boot_log_stops_the_report(self):
         write_logs(self.d, "thp.cow", [[1], [1]], [[1], [1]])
         with self.assertRaises(SystemExit):
