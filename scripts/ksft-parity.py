@@ -37,14 +37,24 @@ def case_key(name):
         # folio ("... pages   1/512...... pages   2/512..."), all on one
         # console line whose start a run may lose: the key is the step
         # with its counters dropped and its repeats folded.
+        # khugepaged also prints a dot per wait for a scan ("pages....",
+        # "pages...."), and the console wraps a long line where it likes,
+        # so a step may start mid-word ("f different PTE-mapped ..."): the
+        # key folds every run of dots, drops empty parts and a first part
+        # that is the tail of a later one, and keeps each step once.
         if "..." not in name:
             return name
+        test, sep, name = name.rpartition("): ")
+        name = re.sub(r"\.{3,}", "...", name)
         parts = [re.sub(r"\s*[0-9]+/[0-9]+$", "", p.strip()) for p in name.split("...")]
+        parts = [p for p in parts if p]
+        if len(parts) > 1 and any(q != parts[0] and q.endswith(parts[0]) for q in parts[1:]):
+            parts = parts[1:]
         folded = []
         for p in parts:
-            if not folded or folded[-1] != p:
+            if p not in folded:
                 folded.append(p)
-        return "...".join(folded)
+        return test + sep + "...".join(folded)
     return num + " " + re.sub(r"[0-9]+(\.[0-9]+)?", "#", rest)
 
 

@@ -322,6 +322,24 @@ class GuestCount(unittest.TestCase):
         self.assertIn("parity: 0 passed, 1 failed", r.stdout)
 
 
+    def test_parity_folds_wait_dots_and_a_line_start_the_console_lost(self):
+        prog = "RUSTMM-PROGRAM ksft_mm_khugepaged "
+        step = "Construct PTE page table full of different PTE-mapped compound pages "
+        a = self.console(prog + "start\nRun test: collapse_compound_extreme (madvise:anon)\n"
+                         + "".join(f"{step}{i:3d}/512..." for i in range(1, 4)) + "\n"
+                         + "Collapse PTE table full of different compound pages.... "
+                         + "\x1b[0;32mOK\x1b[0m\n" + prog + "exit 0\n", "a.log")
+        b = self.console(prog + "start\nRun test: collapse_compound_extreme (madvise:anon)\n"
+                         + "f different PTE-mapped compound pages 313/512..."
+                         + "".join(f"{step}{i:3d}/512..." for i in range(314, 316)) + "\n"
+                         + "Collapse PTE table full of different compound pages... "
+                         + "\x1b[0;32mOK\x1b[0m\n" + prog + "exit 0\n", "b.log")
+        script = os.path.join(TOP, "scripts", "ksft-parity.py")
+        r = subprocess.run([sys.executable, script, a, b], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertIn("0 failed", r.stdout)
+
+
 KSRC = os.path.join(os.environ.get("BUILD_DIR", os.path.join(TOP, "build")), "linux-6.12.117")
 
 
