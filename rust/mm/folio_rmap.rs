@@ -16,9 +16,11 @@ use core::sync::atomic::{AtomicI32, AtomicU64};
 
 use kernel::bindings;
 use kernel::error::code::{EAGAIN, EINVAL};
-use kernel::ffi::{c_int, c_long, c_uint};
+use kernel::ffi::{c_int, c_long, c_uint, c_ulong};
 
-use crate::folio::{FolioRmap, FolioWords, Layout, MmIds, ReuseCounts, Sharing, TRACK_MIN_ORDER};
+use crate::folio::{
+    reuse_window, FolioRmap, FolioWords, Layout, MmIds, ReuseCounts, Sharing, TRACK_MIN_ORDER,
+};
 use crate::seqcount::{AtomicSeqcount, Preempt};
 use crate::subid::{MAX_VALUES, NR_SUBIDS};
 
@@ -277,6 +279,53 @@ pub unsafe extern "C" fn __folio_rmap_may_reuse(
     };
     r.may_reuse(&mm, &counts)
 }
+
+/// The PTEs `[start, end)` a write fault that reused page `idx` of a folio
+/// of `nr` pages at `addr`, in the vma `[vma_start, vma_end)`, may make
+/// writable in the same fault, once [`__folio_rmap_may_reuse`] said yes
+/// ([`reuse_window`]: the folio's linear span clipped to the vma and the
+/// faulting PTE's page table). Empty for bad input.
+#[no_mangle]
+pub extern "C" fn __folio_reuse_window(
+    addr: c_ulong,
+    idx: c_ulong,
+    nr: c_ulong,
+    vma_start: c_ulong,
+    vma_end: c_ulong,
+    page_shift: c_uint,
+    table_shift: c_uint,
+) -> bindings::folio_reuse_window {
+    // `c_ulong` is `usize`: 64 bits wherever CONFIG_MM_RMAP_ID builds
+    // (it depends on 64BIT, checked below), so the casts are lossless.
+    let w = reuse_window(
+        addr as u64,
+        idx as u64,
+        nr as u64,
+        vma_start as u64,
+        vma_end as u64,
+        page_shift,
+        table_shift,
+    );
+    bindings::folio_reuse_window {
+        start: w.start as c_ulong,
+        end: w.end as c_ulong,
+    }
+}
+
+// The export has the type rmap_id.h declares; `c_ulong` holds a `u64`.
+const _: () = {
+    assert!(core::mem::size_of::<c_ulong>() == core::mem::size_of::<u64>());
+    type WindowFn = unsafe extern "C" fn(
+        c_ulong,
+        c_ulong,
+        c_ulong,
+        c_ulong,
+        c_ulong,
+        c_uint,
+        c_uint,
+    ) -> bindings::folio_reuse_window;
+    let _: [WindowFn; 2] = [bindings::__folio_reuse_window, __folio_reuse_window];
+};
 
 /// A consistent snapshot of a tracked folio: its mapcount in `*mapcount`
 /// and its first `nr` rmap values in `values` (0 past the class's count).

@@ -12,10 +12,35 @@
  * have moved. Folios another process still maps, or that a GUP reference
  * holds, must be copied on every kernel -- reusing them is a data leak.
  *
+ * Once a write fault has proven a folio exclusive, the reuse kernel also
+ * makes the folio's other read-only PTEs in that page table and vma
+ * writable in the same fault: one write fault per folio, counted with
+ * getrusage() minor faults. The *_not_upgraded scenarios check every PTE
+ * that must stay read-only (a read-only vma part, uffd-wp, soft-dirty
+ * tracking, a page of another folio, a swap entry): each still takes its
+ * write fault (or SIGSEGV) on every kernel.
+ *
  * Each scenario prints "RUSTMM-TEST cow_reuse.<name> PASS|FAIL|SKIP <why>";
- * it skips only if the kernel gave no THP.
+ * it skips if the kernel gave no THP, and the soft-dirty one where the
+ * architecture has no soft-dirty tracking in 6.12 (arm64).
  */
 #include "thp_test.h"
+
+#include <linux/userfaultfd.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+
+#ifndef UFFD_FEATURE_WP_ASYNC
+#define UFFD_FEATURE_WP_ASYNC	(1 << 15)	/* 6.7; newer than the libc headers */
+#endif
+#define PM_SOFT_DIRTY	(1ULL << 55)
+#define PM_UFFD_WP	(1ULL << 57)
+#define PM_SWAP		(1ULL << 62)
+#define TOUCH_BYTE	11
 
 #define NR_PAGES	(SIZE / PAGE)
 
@@ -218,12 +243,525 @@ static int gup_reference_forces_copy(char *mem)
 	return check(mem, 0, SIZE, 1) ? FAIL : PASS;
 }
 
+/* This process's minor faults so far. */
+static long minflt(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_minflt;
+}
+
+/*
+ * Flip byte TOUCH_BYTE of each page in [from, to) (page indexes) whose bit
+ * is not set in @skip (NULL: none); the minor faults that took.
+ */
+static long touch(char *mem, unsigned long from, unsigned long to, const char *skip)
+{
+	long f0 = minflt();
+
+	for (unsigned long i = from; i < to; i++)
+		if (!skip || !skip[i])
+			mem[i * PAGE + TOUCH_BYTE] ^= 0x5a;
+	return minflt() - f0;
+}
+
+/* 0 if page i of [from, to) holds seed 0's pattern, byte TOUCH_BYTE flipped. */
+static int check_touched(const char *mem, unsigned long from, unsigned long to)
+{
+	for (unsigned long i = from; i < to; i++)
+		for (unsigned long b = 0; b < PAGE; b++) {
+			unsigned char want = pattern(i, 0) ^ (b == TOUCH_BYTE ? 0x5a : 0);
+
+			if ((unsigned char)mem[i * PAGE + b] != want)
+				return fail("page %lu byte %lu is %#x, want %#x", i, b,
+					    (unsigned char)mem[i * PAGE + b], want);
+		}
+	return PASS;
+}
+
+/* The /proc/self/pagemap entry of @addr (0 if unreadable). */
+static uint64_t pagemap_of(void *addr)
+{
+	uint64_t ent = 0;
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+
+	if (fd >= 0 && pread(fd, &ent, 8, (uintptr_t)addr / PAGE * 8) != 8)
+		ent = 0;
+	if (fd >= 0)
+		close(fd);
+	return ent;
+}
+
+static sigjmp_buf segv_jmp;
+
+static void on_segv(int sig)
+{
+	(void)sig;
+	siglongjmp(segv_jmp, 1);
+}
+
+/* Whether a write of one byte at @p is refused with SIGSEGV. */
+static int write_segfaults(volatile char *p)
+{
+	struct sigaction sa = { .sa_handler = on_segv }, old;
+	int refused = 1;
+
+	sigaction(SIGSEGV, &sa, &old);
+	if (!sigsetjmp(segv_jmp, 1)) {
+		*p = (char)(*p ^ 0x5a);
+		refused = 0;
+	}
+	sigaction(SIGSEGV, &old, NULL);
+	return refused;
+}
+
+/* The faults @got of a step, against @want. */
+static int faults_say(const char *step, long got, long want)
+{
+	if (got != want)
+		return fail("%s: %ld write faults, want %ld (%s)", step, got, want,
+			    expect_reuse ? "one per folio" : "one per page");
+	return PASS;
+}
+
+/*
+ * The child is gone: the first write to each folio proves it exclusive and
+ * makes all its PTEs writable, so the whole area takes one write fault per
+ * folio (6.12: one per page, each a copy). Same PFNs, data intact.
+ */
+static int child_exited_one_write_fault_per_folio(char *mem)
+{
+	static uint64_t before[MAX_AREA_PAGES];
+	long f;
+
+	pfns(mem, before);
+	if (fork_and_reap_child() == FAIL)
+		return FAIL;
+	f = touch(mem, 0, NR_PAGES, NULL);
+	if (faults_say("every page", f, expect_reuse ? NR_THP : NR_PAGES) == FAIL ||
+	    check_touched(mem, 0, NR_PAGES) == FAIL)
+		return FAIL;
+	if (faults_say("again", touch(mem, 0, NR_PAGES, NULL), 0) == FAIL)
+		return FAIL;
+	return pfns_say(mem, before, 0, NR_PAGES, expect_reuse);
+}
+
+/*
+ * mprotect(PROT_READ) of the second half of the first folio after fork: a
+ * write fault in the first half upgrades only the first half. Writing the
+ * read-only half must still raise SIGSEGV (a writable PTE there would let
+ * the write through); after PROT_READ|PROT_WRITE again, the first write
+ * there proves the folio again and upgrades the rest.
+ */
+static int read_only_vma_part_is_not_upgraded(char *mem)
+{
+	static uint64_t before[MAX_AREA_PAGES];
+	const unsigned long n = THP / PAGE, half = n / 2;
+	unsigned long wrote = 0;
+
+	pfns(mem, before);
+	if (fork_and_reap_child() == FAIL)
+		return FAIL;
+	if (mprotect(mem + half * PAGE, (n - half) * PAGE, PROT_READ))
+		return fail("mprotect(PROT_READ): %s", strerror(errno));
+	if (faults_say("writable half", touch(mem, 0, half, NULL),
+		       expect_reuse ? 1 : (long)half) == FAIL)
+		return FAIL;
+	for (unsigned long i = half; i < n; i++)
+		wrote += !write_segfaults(mem + i * PAGE + TOUCH_BYTE);
+	if (wrote)
+		return fail("%lu writes to the PROT_READ half went through", wrote);
+	if (mprotect(mem + half * PAGE, (n - half) * PAGE, PROT_READ | PROT_WRITE))
+		return fail("mprotect(PROT_READ|PROT_WRITE): %s", strerror(errno));
+	if (faults_say("half made writable again", touch(mem, half, n, NULL),
+		       expect_reuse ? 1 : (long)(n - half)) == FAIL)
+		return FAIL;
+	if (check_touched(mem, 0, n) == FAIL || check(mem, THP, SIZE, 0))
+		return FAIL;
+	return pfns_say(mem, before, 0, n, expect_reuse);
+}
+
+/*
+ * A write through /proc/self/mem (FOLL_FORCE) into a PROT_READ mapping
+ * after fork: the fault may reuse the page it writes, but the vma has no
+ * VM_WRITE, so no PTE may become writable; every direct write still gets
+ * SIGSEGV.
+ */
+static int forced_write_into_read_only_mapping_upgrades_nothing(char *mem)
+{
+	const unsigned long n = THP / PAGE;
+	unsigned long wrote = 0;
+	char b = (char)(pattern(0, 0) ^ 0x5a);
+	int fd;
+
+	if (fork_and_reap_child() == FAIL)
+		return FAIL;
+	if (mprotect(mem, THP, PROT_READ))
+		return fail("mprotect(PROT_READ): %s", strerror(errno));
+	fd = open("/proc/self/mem", O_RDWR);
+	if (fd < 0 || pwrite(fd, &b, 1, (off_t)(uintptr_t)(mem + TOUCH_BYTE)) != 1) {
+		if (fd >= 0)
+			close(fd);
+		return fail("write to /proc/self/mem: %s", strerror(errno));
+	}
+	close(fd);
+	for (unsigned long i = 0; i < n; i++)
+		wrote += !write_segfaults(mem + i * PAGE + TOUCH_BYTE);
+	if (wrote)
+		return fail("%lu writes to the PROT_READ mapping went through", wrote);
+	if (check_touched(mem, 0, 1) == FAIL || check(mem, PAGE, SIZE, 0))
+		return FAIL;
+	return PASS;
+}
+
+/*
+ * uffd-wp (asynchronous mode) on the second half of the first folio: a
+ * write fault in the first half must not make the protected PTEs writable,
+ * so each write there still faults (and the kernel resolves it, clearing
+ * the page's uffd-wp bit: a write that skipped the fault would leave the
+ * bit set and be lost to the tracker).
+ */
+static int uffd_wp_range_is_not_upgraded(char *mem)
+{
+	const unsigned long n = THP / PAGE, half = n / 2;
+	struct uffdio_api api = { .api = UFFD_API, .features = UFFD_FEATURE_WP_ASYNC };
+	struct uffdio_register reg = {
+		.range = { .start = (uintptr_t)mem, .len = THP },
+		.mode = UFFDIO_REGISTER_MODE_WP,
+	};
+	struct uffdio_writeprotect wp = {
+		.range = { .start = (uintptr_t)mem + half * PAGE, .len = (n - half) * PAGE },
+		.mode = UFFDIO_WRITEPROTECT_MODE_WP,
+	};
+	int uffd = (int)syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	int r = FAIL;
+
+	if (uffd < 0)
+		return fail("userfaultfd: %s", strerror(errno));
+	if (ioctl(uffd, UFFDIO_API, &api)) {
+		/* x86_64 and arm64 have uffd-wp in 6.12; the test kernels, USERFAULTFD. */
+		close(uffd);
+		return fail("UFFDIO_API with UFFD_FEATURE_WP_ASYNC: %s", strerror(errno));
+	}
+	if (ioctl(uffd, UFFDIO_REGISTER, &reg) || ioctl(uffd, UFFDIO_WRITEPROTECT, &wp)) {
+		fail("UFFDIO_REGISTER/WRITEPROTECT: %s", strerror(errno));
+		goto out;
+	}
+	if (fork_and_reap_child() == FAIL)
+		goto out;
+	for (unsigned long i = half; i < n; i++)
+		if (!(pagemap_of(mem + i * PAGE) & PM_UFFD_WP)) {
+			fail("page %lu lost its uffd-wp bit at fork", i);
+			goto out;
+		}
+	if (faults_say("unprotected half", touch(mem, 0, half, NULL),
+		       expect_reuse ? 1 : (long)half) == FAIL)
+		goto out;
+	for (unsigned long i = half; i < n; i++)
+		if (!(pagemap_of(mem + i * PAGE) & PM_UFFD_WP)) {
+			fail("page %lu lost its uffd-wp bit without a write", i);
+			goto out;
+		}
+	if (faults_say("uffd-wp half", touch(mem, half, n, NULL), (long)(n - half)) == FAIL)
+		goto out;
+	for (unsigned long i = half; i < n; i++)
+		if (pagemap_of(mem + i * PAGE) & PM_UFFD_WP) {
+			fail("page %lu was written but keeps its uffd-wp bit", i);
+			goto out;
+		}
+	r = check_touched(mem, 0, n);
+out:
+	close(uffd);
+	return r;
+}
+
+/*
+ * Soft-dirty tracking: after "4" > /proc/self/clear_refs every write must
+ * fault so that the kernel sets the page's soft-dirty bit. A write fault
+ * that proves the folio exclusive must leave the other PTEs read-only:
+ * each written page is soft-dirty afterwards, an unwritten one is not.
+ */
+static int soft_dirty_pages_are_not_upgraded(char *mem)
+{
+	const unsigned long n = THP / PAGE;
+	long f;
+	int fd;
+
+	if (fork_and_reap_child() == FAIL)
+		return FAIL;
+	fd = open("/proc/self/clear_refs", O_WRONLY);
+	if (fd < 0 || write(fd, "4", 1) != 1) {
+		if (fd >= 0)
+			close(fd);
+		return fail("clear_refs: %s", strerror(errno));
+	}
+	close(fd);
+	if (pagemap_of(mem) & PM_SOFT_DIRTY)
+		return fail("page 0 still soft-dirty after clear_refs");
+	/*
+	 * clear_refs write-protected every page of the process, our stack
+	 * too: a write there may add a fault to a count, never remove one.
+	 */
+	f = touch(mem, 0, 1, NULL);
+	if (f < 1)
+		return fail("first page: %ld write faults, want at least 1", f);
+	if (!(pagemap_of(mem) & PM_SOFT_DIRTY)) {
+#ifdef __x86_64__
+		return fail("page 0 written but not soft-dirty");
+#else
+		snprintf(why, sizeof(why), "no soft-dirty tracking on this architecture in 6.12");
+		return SKIP;
+#endif
+	}
+	f = touch(mem, 1, n - 1, NULL);
+	if (f < (long)(n - 2))
+		return fail("other pages: %ld write faults, want at least %lu (one per page)",
+			    f, n - 2);
+	for (unsigned long i = 0; i < n - 1; i++)
+		if (!(pagemap_of(mem + i * PAGE) & PM_SOFT_DIRTY))
+			return fail("page %lu written but not soft-dirty", i);
+	if (pagemap_of(mem + (n - 1) * PAGE) & PM_SOFT_DIRTY)
+		return fail("page %lu soft-dirty but not written", n - 1);
+	return check_touched(mem, 0, n - 1) == FAIL || check(mem, (n - 1) * PAGE, SIZE, 0) ?
+	       FAIL : PASS;
+}
+
+/*
+ * Inside the first folio's span, page 3 is replaced by a small folio that is
+ * then swapped out, and page 5 by a small folio that is read-only after
+ * fork: a write fault that proves the big folio exclusive upgrades its own
+ * pages only. Page 3 stays a swap entry (and comes back with its data),
+ * page 5 still takes its own write fault.
+ */
+static int other_folio_and_swap_entry_are_not_upgraded(char *mem)
+{
+	static uint64_t before[MAX_AREA_PAGES];
+	static char skip[MAX_AREA_PAGES];
+	const unsigned long n = THP / PAGE;
+	uint64_t pfn0 = pfn_of(mem);
+
+	for (unsigned long i = 3; i <= 5; i += 2) {
+		madvise(mem + i * PAGE, PAGE, MADV_DONTNEED);
+		memset(mem + i * PAGE, 0xa0 + (int)i, PAGE);
+		if (pfn_of(mem + i * PAGE) - pfn0 < n)
+			return fail("page %lu came back from the big folio", i);
+	}
+	pfns(mem, before);
+	if (fork_and_reap_child() == FAIL)
+		return FAIL;
+	if (madvise(mem + 3 * PAGE, PAGE, MADV_PAGEOUT))
+		return fail("MADV_PAGEOUT: %s", strerror(errno));
+	if (!(pagemap_of(mem + 3 * PAGE) & PM_SWAP))
+		return fail("page 3 was not swapped out (pagemap %#llx)",
+			    (unsigned long long)pagemap_of(mem + 3 * PAGE));
+	memset(skip, 0, sizeof(skip));
+	skip[3] = skip[5] = 1;
+	if (faults_say("first page", touch(mem, 0, 1, NULL), 1) == FAIL)
+		return FAIL;
+	if (!(pagemap_of(mem + 3 * PAGE) & PM_SWAP))
+		return fail("page 3 is no longer a swap entry after the fault");
+	if (faults_say("big folio's other pages", touch(mem, 1, n, skip),
+		       expect_reuse ? 0 : (long)(n - 3)) == FAIL)
+		return FAIL;
+	if (faults_say("page 5 (another folio)", touch(mem, 5, 6, NULL), 1) == FAIL)
+		return FAIL;
+	for (unsigned long b = 0; b < PAGE; b++) {
+		if ((unsigned char)mem[3 * PAGE + b] != 0xa3)
+			return fail("swapped-in page 3 byte %lu is %#x", b,
+				    (unsigned char)mem[3 * PAGE + b]);
+		if ((unsigned char)mem[5 * PAGE + b] != (0xa5 ^ (b == TOUCH_BYTE ? 0x5a : 0)))
+			return fail("page 5 byte %lu is %#x", b, (unsigned char)mem[5 * PAGE + b]);
+	}
+	for (unsigned long i = 0; i < n; i++)
+		if (!skip[i] && check_touched(mem, i, i + 1) == FAIL)
+			return FAIL;
+	if (!expect_reuse)
+		return PASS;
+	for (unsigned long i = 0; i < n; i++)
+		if (!skip[i] && pfn_of(mem + i * PAGE) != before[i])
+			return fail("page %lu was copied, want reuse", i);
+	return PASS;
+}
+
+#define KPF_KSM		21
+#define KSM_SYS		"/sys/kernel/mm/ksm/"
+
+/* KSM knobs this scenario sets, with the values it found (restored after). */
+static const char *const ksm_knobs[] = { "pages_to_scan", "sleep_millisecs", "run" };
+static char ksm_old[3][32];
+
+static void ksm_restore(void)
+{
+	char path[96];
+
+	/* Unmerge what is left (run=2), then the old settings, run last. */
+	write_sys(KSM_SYS "run", "2");
+	for (int i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), KSM_SYS "%s", ksm_knobs[i]);
+		if (ksm_old[i][0])
+			write_sys(path, ksm_old[i]);
+	}
+}
+
+/*
+ * A KSM page inside the folio's span, in the same vma: page 5 is replaced
+ * by a small folio whose content another mapping (@dup) also has, and
+ * ksmd merges the two into one KSM page before fork. A write fault that
+ * proves the big folio exclusive must leave page 5's PTE read-only: a
+ * write there takes its own fault and gets a copy, and @dup still reads
+ * what it had (a writable KSM page would change it).
+ */
+static int ksm_page_in_the_folio_span_is_not_upgraded(char *mem)
+{
+	const unsigned long n = THP / PAGE < 16 ? THP / PAGE : 16;
+	static char skip[MAX_AREA_PAGES];
+	char *dup, path[96];
+	int r = FAIL, merged = 0;
+
+	if (access(KSM_SYS "run", W_OK)) {
+		snprintf(why, sizeof(why), "no KSM in this kernel");
+		return SKIP;
+	}
+	dup = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (dup == MAP_FAILED)
+		return fail("mmap: %s", strerror(errno));
+	memset(dup, 0xa5, PAGE);
+	madvise(mem + 5 * PAGE, PAGE, MADV_DONTNEED);
+	memset(mem + 5 * PAGE, 0xa5, PAGE);
+	/* Only the first 16 pages (distinct contents) and @dup are mergeable. */
+	if (madvise(mem, n * PAGE, MADV_MERGEABLE) || madvise(dup, PAGE, MADV_MERGEABLE)) {
+		fail("MADV_MERGEABLE: %s", strerror(errno));
+		goto out_unmap;
+	}
+	for (int i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), KSM_SYS "%s", ksm_knobs[i]);
+		if (read_sys(path, ksm_old[i], sizeof(ksm_old[i])))
+			ksm_old[i][0] = 0;
+	}
+	if (write_sys(KSM_SYS "pages_to_scan", "5000") ||
+	    write_sys(KSM_SYS "sleep_millisecs", "10") || write_sys(KSM_SYS "run", "1")) {
+		fail("cannot start ksmd: %s", strerror(errno));
+		goto out_ksm;
+	}
+	for (int t = 0; t < 400 && !merged; t++) {
+		merged = (kpageflags_of(pfn_of(mem + 5 * PAGE)) >> KPF_KSM) & 1;
+		if (!merged)
+			usleep(50 * 1000);
+	}
+	write_sys(KSM_SYS "run", "0");	/* stop scanning, keep the merge */
+	if (!merged) {
+		fail("ksmd did not merge page 5 in 20 s");
+		goto out_ksm;
+	}
+	if (!is_thp(mem))
+		fail("the big folio was split while ksmd scanned");
+	else if (fork_and_reap_child() == PASS) {
+		memset(skip, 0, sizeof(skip));
+		skip[5] = 1;
+		if (faults_say("first page", touch(mem, 0, 1, NULL), 1) == FAIL ||
+		    faults_say("big folio's other pages", touch(mem, 1, n, skip),
+			       expect_reuse ? 0 : (long)(n - 2)) == FAIL ||
+		    faults_say("page 5 (KSM)", touch(mem, 5, 6, NULL), 1) == FAIL)
+			goto out_ksm;
+		for (unsigned long b = 0; b < PAGE; b++) {
+			if ((unsigned char)dup[b] != 0xa5) {
+				fail("the KSM twin's byte %lu is %#x: a write leaked into it", b,
+				     (unsigned char)dup[b]);
+				goto out_ksm;
+			}
+			if ((unsigned char)mem[5 * PAGE + b] != (0xa5 ^ (b == TOUCH_BYTE ? 0x5a : 0))) {
+				fail("page 5 byte %lu is %#x", b, (unsigned char)mem[5 * PAGE + b]);
+				goto out_ksm;
+			}
+		}
+		r = PASS;
+		for (unsigned long i = 0; i < n && r == PASS; i++)
+			if (!skip[i])
+				r = check_touched(mem, i, i + 1);
+	}
+out_ksm:
+	ksm_restore();
+out_unmap:
+	munmap(dup, PAGE);
+	return r;
+}
+
+struct racer {
+	char *mem;
+	unsigned long first, stride;
+	pthread_barrier_t *go;
+};
+
+static void *racer_fn(void *arg)
+{
+	struct racer *r = arg;
+
+	pthread_barrier_wait(r->go);
+	for (unsigned long i = r->first; i < NR_PAGES; i += r->stride)
+		r->mem[i * PAGE + TOUCH_BYTE] ^= 0x5a;
+	return NULL;
+}
+
+/*
+ * Four threads write interleaved pages of both folios at once after fork:
+ * their faults race on the same folios and page tables (each proof and
+ * upgrade under the PTL). Every write must land exactly once, the pages
+ * stay where they are (reuse) or all move (6.12).
+ */
+static int threads_racing_on_one_folio_keep_every_write(char *mem)
+{
+	static uint64_t before[MAX_AREA_PAGES];
+	enum { NR_RACERS = 4 };
+	struct racer r[NR_RACERS];
+	pthread_t t[NR_RACERS];
+	pthread_barrier_t go;
+	int started = 0;
+
+	pfns(mem, before);
+	if (fork_and_reap_child() == FAIL)
+		return FAIL;
+	pthread_barrier_init(&go, NULL, NR_RACERS);
+	for (int i = 0; i < NR_RACERS; i++) {
+		r[i] = (struct racer){ .mem = mem, .first = (unsigned long)i,
+				       .stride = NR_RACERS, .go = &go };
+		if (pthread_create(&t[i], NULL, racer_fn, &r[i]))
+			break;
+		started++;
+	}
+	if (started != NR_RACERS) {
+		/* The started ones wait at the barrier for ever: do not return. */
+		fail("pthread_create failed after %d threads", started);
+		printf("RUSTMM-TEST %s.threads_racing_on_one_folio_keep_every_write FAIL %s\n",
+		       thp_program, why);
+		exit(1);
+	}
+	for (int i = 0; i < NR_RACERS; i++)
+		pthread_join(t[i], NULL);
+	pthread_barrier_destroy(&go);
+	if (check_touched(mem, 0, NR_PAGES) == FAIL)
+		return FAIL;
+	return pfns_say(mem, before, 0, NR_PAGES, expect_reuse);
+}
+
 static const struct scenario scenarios[] = {
 	{ "child_exited_memset_reuses", child_exited_memset_reuses },
 	{ "child_exited_byte_writes_reuse", child_exited_byte_writes_reuse },
 	{ "child_alive_but_unmapped_reuses", child_alive_but_unmapped_reuses },
 	{ "child_keeps_one_page_forces_copy", child_keeps_one_page_forces_copy },
 	{ "gup_reference_forces_copy", gup_reference_forces_copy },
+	{ "child_exited_one_write_fault_per_folio", child_exited_one_write_fault_per_folio },
+	{ "read_only_vma_part_is_not_upgraded", read_only_vma_part_is_not_upgraded },
+	{ "forced_write_into_read_only_mapping_upgrades_nothing",
+	  forced_write_into_read_only_mapping_upgrades_nothing },
+	{ "uffd_wp_range_is_not_upgraded", uffd_wp_range_is_not_upgraded },
+	{ "soft_dirty_pages_are_not_upgraded", soft_dirty_pages_are_not_upgraded },
+	{ "other_folio_and_swap_entry_are_not_upgraded",
+	  other_folio_and_swap_entry_are_not_upgraded },
+	{ "ksm_page_in_the_folio_span_is_not_upgraded",
+	  ksm_page_in_the_folio_span_is_not_upgraded },
+	{ "threads_racing_on_one_folio_keep_every_write",
+	  threads_racing_on_one_folio_keep_every_write },
 };
 
 int main(int argc, char **argv)

@@ -393,6 +393,116 @@ impl<W: FolioWords> FolioRmap<W> {
     }
 }
 
+/// The virtual range `[start, end)` of a page table whose PTEs a write fault
+/// may make writable after it proved a folio exclusive
+/// ([`reuse_window`]). Empty (`start == end`) means none.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReuseWindow {
+    /// First address, page aligned.
+    pub start: u64,
+    /// End (exclusive), page aligned.
+    pub end: u64,
+}
+
+impl ReuseWindow {
+    /// The window of no PTE at `at`.
+    pub const fn empty(at: u64) -> Self {
+        Self { start: at, end: at }
+    }
+
+    /// Whether the window holds the page at `addr`.
+    pub const fn contains(&self, addr: u64) -> bool {
+        self.start <= addr && addr < self.end
+    }
+}
+
+/// Which PTEs a write fault that reused page `idx` of a folio of `nr` pages
+/// at `addr` may make writable in the same fault, once the folio is proven
+/// exclusive to the faulting mm with every reference accounted for
+/// ([`FolioRmap::may_reuse`]).
+///
+/// The window is where the folio's pages would lie if the folio were mapped
+/// linearly around the faulting page, clipped to the vma `[vma_start,
+/// vma_end)` and to the page table of the faulting PTE (a table maps
+/// `1 << table_shift` bytes; pages are `1 << page_shift`): the PTEs whose
+/// lock the fault holds, of a vma whose flags it has checked. It holds the
+/// faulting page. It says where the caller may *look*: each PTE in it still
+/// needs the caller's test that it maps a page of this folio and may be
+/// made writable (uffd-wp, soft-dirty, NUMA hinting); a folio mapped
+/// non-linearly (after `mremap()` of a part) gets the rest of its pages
+/// upgraded on their own faults.
+///
+/// Bad input -- `idx >= nr`, `addr` outside the vma, an unaligned vma,
+/// shifts the arithmetic cannot hold -- gives the empty window: upgrade
+/// nothing but the faulting PTE, which is always correct.
+pub const fn reuse_window(
+    addr: u64,
+    idx: u64,
+    nr: u64,
+    vma_start: u64,
+    vma_end: u64,
+    page_shift: u32,
+    table_shift: u32,
+) -> ReuseWindow {
+    if page_shift == 0 || page_shift >= table_shift || table_shift >= u64::BITS {
+        return ReuseWindow::empty(addr);
+    }
+    let page_mask = (1u64 << page_shift) - 1;
+    let table_mask = (1u64 << table_shift) - 1;
+    let at = addr & !page_mask;
+    if idx >= nr
+        || vma_start & page_mask != 0
+        || vma_end & page_mask != 0
+        || at < vma_start
+        || at >= vma_end
+    {
+        return ReuseWindow::empty(at);
+    }
+    // The folio's linear span around the faulting page; it cannot start
+    // below 0 or end above the top of the address space, and neither can
+    // the table's span (the last table ends at the top: `saturating_add`
+    // stops at u64::MAX, above every vma end).
+    let (before, after) = match (
+        idx.checked_mul(1 << page_shift),
+        (nr - idx).checked_mul(1 << page_shift),
+    ) {
+        (Some(b), Some(a)) => (b, a),
+        _ => return ReuseWindow::empty(at),
+    };
+    let table_start = at & !table_mask;
+    let lo = max3(vma_start, table_start, at.saturating_sub(before));
+    let hi = min3(
+        vma_end,
+        table_start.saturating_add(table_mask + 1),
+        at.saturating_add(after),
+    );
+    // INVARIANT: lo <= at < hi: `at` is inside the vma, its table and its
+    // folio's span (`after >= 1 << page_shift`). `hi` is page aligned: the
+    // vma end is, the table end is unless it saturated (then the vma end,
+    // below it, is the minimum), and the span end is unless it saturated
+    // likewise. `lo` is page aligned as a maximum of aligned values.
+    ReuseWindow { start: lo, end: hi }
+}
+
+const fn max3(a: u64, b: u64, c: u64) -> u64 {
+    let m = if a > b { a } else { b };
+    if m > c {
+        m
+    } else {
+        c
+    }
+}
+
+const fn min3(a: u64, b: u64, c: u64) -> u64 {
+    let m = if a < b { a } else { b };
+    if m < c {
+        m
+    } else {
+        c
+    }
+}
+
 fn set_i32<P: Preempt>(_guard: &WriteGuard<'_, P>, cell: &AtomicI32, v: i32) {
     cell.store(v, Ordering::Relaxed);
 }
