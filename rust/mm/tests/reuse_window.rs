@@ -223,40 +223,30 @@ fn a_read_only_half_split_off_by_mprotect_is_outside_the_window() {
 
 #[test]
 fn a_folio_moved_across_a_table_boundary_stops_at_the_faulting_table() {
-    // mremap() put the THP 16 pages below a PMD boundary.
+    // mremap() put the THP 16 pages below a PMD boundary; the fault is at
+    // page `idx` of it.
     let start = 0x4000_0000 + PMD - 16 * PAGE;
-    let w = reuse_window(
-        start + 2 * PAGE,
-        2,
-        512,
-        start,
-        start + PMD,
-        PAGE_SHIFT,
-        PMD_SHIFT,
-    );
-    assert_eq!(
-        w,
-        ReuseWindow {
+    let at = |idx: u64| {
+        reuse_window(
+            start + idx * PAGE,
+            idx,
+            512,
             start,
-            end: start + 16 * PAGE
-        }
-    );
-    let w = reuse_window(
-        start + 20 * PAGE,
-        20,
-        512,
+            start + PMD,
+            PAGE_SHIFT,
+            PMD_SHIFT,
+        )
+    };
+    let below = ReuseWindow {
         start,
-        start + PMD,
-        PAGE_SHIFT,
-        PMD_SHIFT,
-    );
-    assert_eq!(
-        w,
-        ReuseWindow {
-            start: start + 16 * PAGE,
-            end: start + PMD
-        }
-    );
+        end: start + 16 * PAGE,
+    };
+    let above = ReuseWindow {
+        start: start + 16 * PAGE,
+        end: start + PMD,
+    };
+    assert_eq!(at(2), below);
+    assert_eq!(at(20), above);
 }
 
 #[test]
