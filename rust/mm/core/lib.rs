@@ -12,6 +12,7 @@ pub mod contpte;
 pub mod contpte_vectors;
 pub mod folio;
 pub mod idspace;
+pub mod pagemap_swap;
 pub mod seqcount;
 pub mod subid;
 pub mod vma_lock;

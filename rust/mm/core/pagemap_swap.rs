@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `/proc/pid/pagemap` entries for the pages of shared memory that no PTE
+//! of the reader's target maps: where a swapped-out shmem page is (seed
+//! 002).
+//!
+//! 6.12 reports a `pte_none` entry of a shmem, memfd or
+//! `MAP_SHARED|MAP_ANONYMOUS` mapping as 0, "never touched", also when the
+//! page is on swap: for shared memory the swap entry lives in the file's
+//! page cache (an XArray value entry), not in the process's page table.
+//! With the per-open opt-in (`PAGEMAP_SET_OPTS` with
+//! `PAGEMAP_OPT_SHARED_SWAP`), pagemap reads, for the `pte_none` entries of
+//! a *shared* shmem mapping, what the file holds at that page's offset:
+//!
+//! | file at the offset | reported |
+//! |---|---|
+//! | nothing (hole) | 0, as 6.12 |
+//! | a folio in the page cache | [`FILE`]: the file has the page in memory, this process does not map it |
+//! | a swap entry (on swap, or in the swap cache) | [`SWAP`] \| [`FILE`] \| the swap type and offset as 6.12 encodes `PM_SWAP` entries |
+//!
+//! C walks the XArray once per page-table range (RCU) and hands every
+//! entry it finds to [`FileRange::record`], which expands it -- a large
+//! (multi-index) entry covers `1 << order` offsets, the swap offset
+//! growing with the index -- into the pagemap entries of the offsets the
+//! range asks about. C's pte loop then asks [`report`] for the final
+//! entry of each PTE. Everything else keeps 6.12's encoding; a reader
+//! that did not opt in never reaches this code.
+//!
+//! Bad input never panics: an order or an offset the arithmetic cannot
+//! hold, a swap type above `MAX_SWAPFILES`, a swap location a pagemap
+//! entry cannot represent, or an entry outside the range records nothing
+//! wrong -- at worst "swapped, location unknown" (frame 0: offset 0 of a
+//! swap device is its header, never a page), never another page's
+//! location. `docs/pagemap-swap.md` gives the argument.
+
+/// Bits of the frame field of a pagemap entry (`PM_PFRAME_BITS`).
+pub const PFRAME_BITS: u32 = 55;
+/// The frame field (`PM_PFRAME_MASK`): a PFN, or a swap type and offset.
+pub const PFRAME_MASK: u64 = (1 << PFRAME_BITS) - 1;
+/// `PM_SOFT_DIRTY`: the PTE is soft-dirty, or the vma is `VM_SOFTDIRTY`.
+pub const SOFT_DIRTY: u64 = 1 << 55;
+/// `PM_MMAP_EXCLUSIVE`: the page is mapped exclusively.
+pub const MMAP_EXCLUSIVE: u64 = 1 << 56;
+/// `PM_UFFD_WP`: the PTE is uffd-wp write-protected.
+pub const UFFD_WP: u64 = 1 << 57;
+/// `PM_FILE`: a file page or shared anonymous page.
+pub const FILE: u64 = 1 << 61;
+/// `PM_SWAP`: the page is swapped.
+pub const SWAP: u64 = 1 << 62;
+/// `PM_PRESENT`: the page is present (mapped).
+pub const PRESENT: u64 = 1 << 63;
+/// Bits of the swap type in a swap frame (`MAX_SWAPFILES_SHIFT`): 6.12
+/// encodes a swap entry as `type | offset << MAX_SWAPFILES_SHIFT`.
+pub const SWAP_TYPE_BITS: u32 = 5;
+/// Swap types a frame can name (`1 << MAX_SWAPFILES_SHIFT`; the kernel's
+/// `MAX_SWAPFILES` is below it).
+pub const SWAP_TYPES: u32 = 1 << SWAP_TYPE_BITS;
+/// The largest swap offset a frame can hold.
+pub const MAX_SWAP_OFFSET: u64 = PFRAME_MASK >> SWAP_TYPE_BITS;
+/// The largest order of an XArray entry [`FileRange::record`] accepts: an
+/// entry of `1 << order` offsets still has its count in a `u64`.
+pub const MAX_ENTRY_ORDER: u32 = u64::BITS - 1;
+
+const _: () = {
+    assert!(PFRAME_MASK & (SOFT_DIRTY | MMAP_EXCLUSIVE | UFFD_WP | FILE | SWAP | PRESENT) == 0);
+    assert!(SWAP_TYPE_BITS < PFRAME_BITS);
+    assert!(MAX_SWAP_OFFSET << SWAP_TYPE_BITS | (SWAP_TYPES as u64 - 1) == PFRAME_MASK);
+};
+
+/// The pagemap entry of a page on swap whose location cannot be
+/// represented (frame 0 is type 0, offset 0: a swap device's header page,
+/// which never holds a page of memory).
+pub const SWAPPED_NOWHERE: u64 = SWAP | FILE;
+
+/// The pagemap entry of a page the file holds in memory, unmapped here.
+pub const RESIDENT: u64 = FILE;
+
+/// The frame of a swap entry, as 6.12 encodes it (`swp_type(entry) |
+/// swp_offset(entry) << MAX_SWAPFILES_SHIFT`), or `None` if the type or
+/// the offset does not fit.
+pub const fn swap_frame(swap_type: u32, offset: u64) -> Option<u64> {
+    if swap_type >= SWAP_TYPES || offset > MAX_SWAP_OFFSET {
+        return None;
+    }
+    Some(swap_type as u64 | offset << SWAP_TYPE_BITS)
+}
+
+/// The pagemap entry of a shared page on swap at (`swap_type`, `offset`).
+pub const fn swapped_entry(swap_type: u32, offset: u64) -> u64 {
+    match swap_frame(swap_type, offset) {
+        Some(frame) => SWAP | FILE | frame,
+        None => SWAPPED_NOWHERE,
+    }
+}
+
+/// What an XArray entry of a shmem mapping is (C's `enum
+/// pagemap_file_entry`).
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntryKind {
+    /// A folio: the page is in the page cache (maybe also in the swap
+    /// cache, while it is being written out).
+    Folio = 0,
+    /// A value entry: a swap entry, the page is on swap (maybe also in the
+    /// swap cache).
+    Swap = 1,
+}
+
+/// One XArray entry as the walk found it: at `index`, of `1 << order`
+/// offsets (a large entry starts at `index` rounded down to its order),
+/// and for [`EntryKind::Swap`] the swap entry stored in it, which is the
+/// location of the entry's first offset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Entry {
+    /// The index the walk found the entry at (any offset it covers).
+    pub index: u64,
+    /// Its order (`xas_get_order()`).
+    pub order: u32,
+    /// A folio or a swap entry.
+    pub kind: EntryKind,
+    /// The swap type of a swap entry (`swp_type()`).
+    pub swap_type: u32,
+    /// The swap offset of a swap entry's first offset (`swp_offset()`).
+    pub swap_offset: u64,
+}
+
+/// Why [`FileRange::record`] recorded nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecordError {
+    /// The order is above [`MAX_ENTRY_ORDER`].
+    Order,
+    /// The entry covers none of the range's offsets.
+    Outside,
+}
+
+/// The pagemap entries of the file offsets `[first, first + len)` of a
+/// shared shmem mapping, one per offset, from one walk of the file's
+/// XArray over those offsets. A new range says "hole" (0) everywhere;
+/// every entry the walk finds fills the offsets it covers.
+///
+/// The slots are C's buffer (one `u64` per page, as the pagemap buffer).
+pub struct FileRange<'a> {
+    first: u64,
+    slots: &'a mut [u64],
+}
+
+impl<'a> FileRange<'a> {
+    /// A range of `slots.len()` offsets from `first`, all holes.
+    pub fn new(first: u64, slots: &'a mut [u64]) -> Self {
+        slots.fill(0);
+        Self { first, slots }
+    }
+
+    /// The range's first offset.
+    pub fn first(&self) -> u64 {
+        self.first
+    }
+
+    /// The pagemap entries, one per offset from [`Self::first`].
+    pub fn slots(&self) -> &[u64] {
+        self.slots
+    }
+
+    /// Fill the offsets `entry` covers inside the range, returning how
+    /// many. A large swap entry's offset `i` is at swap offset
+    /// `entry.swap_offset + (i - start)`; an offset whose location does
+    /// not fit a frame (or a swap type beyond the frame's) is "swapped,
+    /// location unknown" ([`SWAPPED_NOWHERE`]), never a wrapped offset.
+    pub fn record(&mut self, entry: &Entry) -> Result<usize, RecordError> {
+        if entry.order > MAX_ENTRY_ORDER {
+            return Err(RecordError::Order);
+        }
+        let span = 1u64 << entry.order;
+        let start = entry.index & !(span - 1);
+        // The entry's last offset; `start + span - 1` cannot overflow: the
+        // start is aligned to `span`, so it is at most `u64::MAX - (span - 1)`.
+        let last = start + (span - 1);
+        // The range's last offset (an empty range, or one that would run
+        // past the top of the offsets, holds what fits).
+        let len = self.slots.len() as u64;
+        if len == 0 {
+            return Err(RecordError::Outside);
+        }
+        let range_last = self.first.saturating_add(len - 1);
+        let lo = start.max(self.first);
+        let hi = last.min(range_last);
+        if lo > hi {
+            return Err(RecordError::Outside);
+        }
+        // INVARIANT: first <= lo <= hi <= first + len - 1, so every slot
+        // index below is in bounds.
+        let from = (lo - self.first) as usize;
+        let to = (hi - self.first) as usize;
+        for (i, slot) in self.slots[from..=to].iter_mut().enumerate() {
+            *slot = match entry.kind {
+                EntryKind::Folio => RESIDENT,
+                EntryKind::Swap => {
+                    // The offset's distance from the entry's start.
+                    let delta = lo - start + i as u64;
+                    match entry.swap_offset.checked_add(delta) {
+                        Some(offset) => swapped_entry(entry.swap_type, offset),
+                        None => SWAPPED_NOWHERE,
+                    }
+                }
+            };
+        }
+        Ok(to - from + 1)
+    }
+}
+
+/// What a PTE of a shared shmem mapping holds, as C classifies it.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PteState {
+    /// `pte_none()`, or no page table at all (a hole of the walk).
+    None = 0,
+    /// A present PTE.
+    Present = 1,
+    /// A swap or migration entry.
+    SwapEntry = 2,
+    /// A PTE marker (uffd-wp, poison, guard).
+    Marker = 3,
+}
+
+/// What kind of mapping a vma is, for this decision.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VmaKind {
+    /// Private anonymous memory: its swap entries are in its PTEs.
+    PrivateAnon = 0,
+    /// A shared mapping of a shmem file: shmem, memfd, or
+    /// `MAP_SHARED|MAP_ANONYMOUS` (backed by a shmem file).
+    SharedShmem = 1,
+    /// A private mapping of a shmem file: its own pages are anonymous
+    /// (their swap entries are in its PTEs); the rest is the file's.
+    PrivateShmem = 2,
+    /// Any other file, hugetlb, or special mapping.
+    Other = 3,
+}
+
+/// Whether a read of a vma's entries walks the file's XArray: only for an
+/// opted-in reader, and only over shared shmem mappings -- the one kind
+/// whose swapped-out pages have no PTE. A private mapping of a shmem file
+/// is left as 6.12 reports it: the pages it wrote are its own anonymous
+/// pages (swap entries in its PTEs, reported already), and the file's
+/// pages behind its `pte_none` entries are not its memory, but what it
+/// would read on a fault.
+pub const fn walks_file(opted_in: bool, vma: VmaKind) -> bool {
+    opted_in && matches!(vma, VmaKind::SharedShmem)
+}
+
+/// Whether `slot` is an entry [`FileRange::record`] can produce.
+const fn is_file_slot(slot: u64) -> bool {
+    let flags = slot & !PFRAME_MASK;
+    slot == 0 || slot == RESIDENT || flags == SWAP | FILE
+}
+
+/// The pagemap entry of a PTE of a vma whose file was walked
+/// ([`walks_file`]): `current` is what 6.12 computed for it and `slot` the
+/// file's entry at its offset ([`FileRange`]). A `pte_none` PTE gets the
+/// file's entry, keeping 6.12's [`SOFT_DIRTY`] (a `VM_SOFTDIRTY` vma);
+/// every other PTE -- present, a swap or migration entry, a uffd-wp or
+/// poison marker -- keeps 6.12's entry: what the page table says wins.
+/// A `slot` no walk can produce gives 6.12's entry too.
+pub const fn report(pte: PteState, current: u64, slot: u64) -> u64 {
+    match pte {
+        PteState::None if is_file_slot(slot) => slot | (current & SOFT_DIRTY),
+        _ => current,
+    }
+}

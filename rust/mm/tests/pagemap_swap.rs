@@ -1,0 +1,559 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Host tests of the pagemap entries of shared memory's unmapped pages
+//! (`core/pagemap_swap.rs`). The swap frame must be 6.12's encoding of a
+//! `PM_SWAP` entry and never a wrapped or truncated one; one walk of a
+//! file's entries over a range must give, offset by offset, what a lookup
+//! per offset (the original patch's `xa_load()` per entry) gives --
+//! large entries, ranges that cut them, entries visited twice included;
+//! a PTE the page table says something about keeps 6.12's entry. Checked
+//! on the kernel's geometry, exhaustively over a small one, on random
+//! files and garbage, and against mutated fills the checker must reject.
+
+#![cfg(not(loom))]
+
+mod rng;
+
+use rng::XorShift;
+use rust_mm_core::pagemap_swap::{
+    report, swap_frame, swapped_entry, walks_file, Entry, EntryKind, FileRange, PteState,
+    RecordError, VmaKind, FILE, MAX_SWAP_OFFSET, MMAP_EXCLUSIVE, PFRAME_MASK, PRESENT, RESIDENT,
+    SOFT_DIRTY, SWAP, SWAPPED_NOWHERE, SWAP_TYPES, UFFD_WP,
+};
+
+/// 6.12's `pte_to_pagemap_entry()` for a swap PTE, as C writes it:
+/// `frame = swp_type(entry) | (swp_offset(entry) << MAX_SWAPFILES_SHIFT)`
+/// and `make_pme(frame, PM_SWAP)` masks the frame to 55 bits.
+fn c_swap_pme(swap_type: u64, offset: u64) -> u64 {
+    ((swap_type | (offset << 5)) & ((1u64 << 55) - 1)) | (1 << 62)
+}
+
+#[test]
+fn the_swap_frame_is_6_12s_pm_swap_encoding() {
+    for t in 0..SWAP_TYPES {
+        for off in [
+            1u64,
+            2,
+            0x1234,
+            1 << 20,
+            MAX_SWAP_OFFSET - 1,
+            MAX_SWAP_OFFSET,
+        ] {
+            assert_eq!(
+                swapped_entry(t, off),
+                c_swap_pme(u64::from(t), off) | FILE,
+                "type {t} offset {off:#x}"
+            );
+            let frame = swap_frame(t, off).unwrap();
+            assert_eq!(frame & 31, u64::from(t));
+            assert_eq!(frame >> 5, off);
+        }
+    }
+}
+
+#[test]
+fn a_location_a_frame_cannot_hold_is_swapped_nowhere_never_truncated() {
+    // 6.12's make_pme() would drop the offset's top bits: another page's
+    // location. Ours says "swapped, location unknown".
+    for (t, off) in [
+        (0u32, MAX_SWAP_OFFSET + 1),
+        (3, u64::MAX),
+        (SWAP_TYPES, 5),
+        (u32::MAX, 1),
+    ] {
+        assert_eq!(swap_frame(t, off), None, "type {t} offset {off:#x}");
+        assert_eq!(swapped_entry(t, off), SWAPPED_NOWHERE);
+    }
+    assert_eq!(SWAPPED_NOWHERE & PFRAME_MASK, 0);
+}
+
+/// A shmem file's XArray as the test holds it: naturally aligned entries
+/// that do not overlap (`(start, order, kind, swap_type, swap_offset)`).
+#[derive(Clone, Debug, Default)]
+struct File {
+    entries: Vec<(u64, u32, EntryKind, u32, u64)>,
+}
+
+impl File {
+    /// The entry covering `off`, as `xa_load()` finds it.
+    fn load(&self, off: u64) -> Option<(u64, u32, EntryKind, u32, u64)> {
+        self.entries
+            .iter()
+            .copied()
+            .find(|&(s, o, ..)| off >= s && off - s < (1u64 << o))
+    }
+
+    /// The original patch's answer for `off`: one lookup per offset.
+    fn expected(&self, off: u64) -> u64 {
+        match self.load(off) {
+            None => 0,
+            Some((_, _, EntryKind::Folio, ..)) => RESIDENT,
+            Some((s, _, EntryKind::Swap, t, base)) => match base.checked_add(off - s) {
+                Some(o) => swapped_entry(t, o),
+                None => SWAPPED_NOWHERE,
+            },
+        }
+    }
+
+    /// What one walk over `[first, first + len)` visits: every entry that
+    /// covers an offset of the range, found at the first offset of the
+    /// range it covers (as `xas_for_each()` from `first` finds a large
+    /// entry that starts below it) -- and, like a walk that meets a large
+    /// entry's sibling slots again, optionally once more at its last.
+    fn walk(&self, first: u64, len: u64, twice: bool) -> Vec<Entry> {
+        let mut out = Vec::new();
+        let last = first + len - 1;
+        for &(s, o, kind, swap_type, swap_offset) in &self.entries {
+            let e = s + ((1u64 << o) - 1);
+            if e < first || s > last {
+                continue;
+            }
+            let mut visit = |index| {
+                out.push(Entry {
+                    index,
+                    order: o,
+                    kind,
+                    swap_type,
+                    swap_offset,
+                })
+            };
+            visit(s.max(first));
+            if twice {
+                visit(e.min(last));
+            }
+        }
+        out
+    }
+}
+
+/// Fills `slots` (offsets from `first`) from the entries one walk found;
+/// returns how many offsets the entries filled.
+type WalkFn = fn(u64, &mut [u64], &[Entry]) -> Result<usize, String>;
+
+fn walk(first: u64, slots: &mut [u64], entries: &[Entry]) -> Result<usize, String> {
+    let mut range = FileRange::new(first, slots);
+    let mut filled = 0;
+    for e in entries {
+        filled += range
+            .record(e)
+            .map_err(|err| format!("{e:?} from {first}: {err:?}"))?;
+    }
+    Ok(filled)
+}
+
+/// Walk `file` over `[first, first + len)` with `f` and compare every
+/// slot with the per-offset lookup; also the count of filled offsets
+/// (a walk that meets an entry twice counts it twice: not compared).
+fn check_range(file: &File, first: u64, len: u64, twice: bool, f: WalkFn) -> Result<(), String> {
+    let mut slots = vec![0xdead_beef_u64; len as usize];
+    let entries = file.walk(first, len, twice);
+    let filled = f(first, &mut slots, &entries)?;
+    let want = (first..first + len)
+        .filter(|&o| file.load(o).is_some())
+        .count();
+    if !twice && filled != want {
+        return Err(format!(
+            "{file:?} over [{first}, +{len}): {filled} offsets filled, {want} covered"
+        ));
+    }
+    for (i, &got) in slots.iter().enumerate() {
+        let off = first + i as u64;
+        let exp = file.expected(off);
+        if got != exp {
+            return Err(format!(
+                "{file:?} over [{first}, +{len}): offset {off}: {got:#x}, lookup says {exp:#x}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Every file of at most three entries of orders 0..=3 over offsets
+/// 0..16, with swap offsets near 0 and near the frame's limit.
+fn small_files() -> Vec<File> {
+    let mut files = vec![File::default()];
+    let kinds = [
+        (EntryKind::Folio, 0, 0),
+        (EntryKind::Swap, 1, 100),
+        (EntryKind::Swap, 31, MAX_SWAP_OFFSET - 5),
+        (EntryKind::Swap, 2, u64::MAX - 3),
+    ];
+    let mut singles = Vec::new();
+    for order in 0..=3u32 {
+        for start in (0..16u64).step_by(1 << order) {
+            for &(k, t, base) in &kinds {
+                singles.push((start, order, k, t, base));
+            }
+        }
+    }
+    for (i, &a) in singles.iter().enumerate() {
+        files.push(File { entries: vec![a] });
+        for &b in singles.iter().skip(i + 1).step_by(7) {
+            let overlap = |x: (u64, u32, EntryKind, u32, u64),
+                           y: (u64, u32, EntryKind, u32, u64)| {
+                x.0 < y.0 + (1 << y.1) && y.0 < x.0 + (1 << x.1)
+            };
+            if !overlap(a, b) {
+                files.push(File {
+                    entries: vec![a, b],
+                });
+            }
+        }
+    }
+    files
+}
+
+fn check_all_small(f: WalkFn) -> Result<usize, String> {
+    let mut n = 0;
+    for file in small_files() {
+        for first in 0..16u64 {
+            for len in 1..=(17 - first).min(9) {
+                check_range(&file, first, len, n % 3 == 0, f)?;
+                n += 1;
+            }
+        }
+    }
+    Ok(n)
+}
+
+#[test]
+fn one_walk_equals_a_lookup_per_offset_over_every_small_file() {
+    let n = check_all_small(walk).unwrap();
+    assert!(n > 100_000, "only {n} ranges");
+}
+
+#[test]
+fn a_large_swap_entry_cut_by_the_range_gives_each_offset_its_own_slot() {
+    // A 64K mTHP of shmem swapped out as one order-4 entry at offsets
+    // 32..48, swap offset 0x1000 for offset 32; the range is 40..56.
+    let mut slots = [7u64; 16];
+    let mut r = FileRange::new(40, &mut slots);
+    let e = Entry {
+        index: 40,
+        order: 4,
+        kind: EntryKind::Swap,
+        swap_type: 1,
+        swap_offset: 0x1000,
+    };
+    assert_eq!(r.record(&e), Ok(8));
+    for (i, &s) in r.slots().iter().enumerate() {
+        if i < 8 {
+            assert_eq!(s, swapped_entry(1, 0x1000 + 8 + i as u64), "slot {i}");
+        } else {
+            assert_eq!(s, 0, "slot {i} is past the entry: a hole");
+        }
+    }
+    // The kernel's PMD-size shmem THP (order 9) swapped as one entry.
+    let mut slots = vec![0u64; 512];
+    let mut r = FileRange::new(512, &mut slots);
+    let e = Entry {
+        index: 700,
+        order: 9,
+        kind: EntryKind::Swap,
+        swap_type: 0,
+        swap_offset: 0x20000,
+    };
+    assert_eq!(r.record(&e), Ok(512));
+    assert_eq!(r.slots()[511], swapped_entry(0, 0x20000 + 511));
+}
+
+#[test]
+fn bad_entries_record_nothing_or_nowhere_and_never_panic() {
+    let mut slots = [0u64; 8];
+    let mut r = FileRange::new(u64::MAX - 3, &mut slots);
+    // An order the arithmetic cannot hold.
+    let mut e = Entry {
+        index: u64::MAX,
+        order: 64,
+        kind: EntryKind::Swap,
+        swap_type: 0,
+        swap_offset: 1,
+    };
+    assert_eq!(r.record(&e), Err(RecordError::Order));
+    // The top entry of the offset space, and a range running past the top:
+    // only the offsets that exist are filled.
+    e.order = 63;
+    assert_eq!(r.record(&e), Ok(4));
+    assert_eq!(r.slots()[4..], [0, 0, 0, 0]);
+    // Outside the range.
+    let mut r = FileRange::new(100, &mut slots);
+    e.index = 99;
+    e.order = 0;
+    assert_eq!(r.record(&e), Err(RecordError::Outside));
+    e.index = 108;
+    assert_eq!(r.record(&e), Err(RecordError::Outside));
+    // An empty range.
+    let mut empty: [u64; 0] = [];
+    let mut r = FileRange::new(0, &mut empty);
+    e.index = 0;
+    assert_eq!(r.record(&e), Err(RecordError::Outside));
+    // A swap type beyond MAX_SWAPFILES, and offsets that wrap.
+    let mut r = FileRange::new(0, &mut slots);
+    e.swap_type = 40;
+    e.order = 3;
+    assert_eq!(r.record(&e), Ok(8));
+    assert!(r.slots().iter().all(|&s| s == SWAPPED_NOWHERE));
+    e.swap_type = 2;
+    e.swap_offset = u64::MAX - 1;
+    assert_eq!(r.record(&e), Ok(8));
+    assert_eq!(
+        r.slots()[0],
+        SWAPPED_NOWHERE,
+        "u64::MAX - 1 does not fit a frame"
+    );
+    assert!(
+        r.slots()[2..].iter().all(|&s| s == SWAPPED_NOWHERE),
+        "wrapped offsets"
+    );
+}
+
+#[test]
+fn random_files_and_ranges_equal_the_per_offset_lookup() {
+    let mut rng = XorShift::new(20);
+    for round in 0..3_000 {
+        // A file of up to 4096 offsets: runs of holes, pages, and large
+        // entries of orders up to 9, like shmem's after mTHP swap-out.
+        let mut file = File::default();
+        let mut off = 0u64;
+        while off < 4096 {
+            let r = rng.next();
+            let order = [0u32, 0, 0, 2, 4, 9][(r % 6) as usize];
+            let span = 1u64 << order;
+            off = off.next_multiple_of(span);
+            match (r >> 8) % 3 {
+                0 => {}
+                1 => file.entries.push((off, order, EntryKind::Folio, 0, 0)),
+                _ => file.entries.push((
+                    off,
+                    order,
+                    EntryKind::Swap,
+                    ((r >> 16) % 32) as u32,
+                    (rng.next() >> (10 + (r >> 32) % 20)) & !(span - 1),
+                )),
+            }
+            off += span;
+        }
+        for _ in 0..4 {
+            let first = rng.next() % 4096;
+            let len = 1 + rng.next() % 1024;
+            check_range(&file, first, len, round % 2 == 0, walk).unwrap();
+        }
+    }
+}
+
+#[test]
+fn random_garbage_entries_never_panic_and_fill_only_what_they_cover() {
+    let mut rng = XorShift::new(2021);
+    let mut slots = vec![0u64; 64];
+    for _ in 0..300_000 {
+        let first = match rng.next() % 3 {
+            0 => rng.next(),
+            1 => u64::MAX - rng.next() % 128,
+            _ => rng.next() % 256,
+        };
+        let len = (rng.next() % 65) as usize;
+        let e = Entry {
+            index: if rng.next().is_multiple_of(2) {
+                rng.next()
+            } else {
+                first.wrapping_add(rng.next() % 96)
+            },
+            order: (rng.next() % 70) as u32,
+            kind: if rng.next().is_multiple_of(2) {
+                EntryKind::Folio
+            } else {
+                EntryKind::Swap
+            },
+            swap_type: (rng.next() % 40) as u32,
+            swap_offset: rng.next() >> (rng.next() % 64),
+        };
+        let mut r = FileRange::new(first, &mut slots[..len]);
+        let res = r.record(&e);
+        let covered = r.slots().iter().filter(|&&s| s != 0).count();
+        match res {
+            Ok(n) => assert_eq!(n, covered, "{e:?} from {first:#x} len {len}"),
+            Err(_) => assert_eq!(covered, 0, "{e:?} from {first:#x} len {len}"),
+        }
+        for &s in r.slots() {
+            assert!(
+                s == 0 || s == RESIDENT || s & !PFRAME_MASK == SWAP | FILE,
+                "{s:#x}"
+            );
+        }
+    }
+}
+
+// ---------------------------------------------------------------------
+// The decision per PTE and per vma.
+
+const PTES: [PteState; 4] = [
+    PteState::None,
+    PteState::Present,
+    PteState::SwapEntry,
+    PteState::Marker,
+];
+const VMAS: [VmaKind; 4] = [
+    VmaKind::PrivateAnon,
+    VmaKind::SharedShmem,
+    VmaKind::PrivateShmem,
+    VmaKind::Other,
+];
+
+#[test]
+fn only_an_opted_in_reader_of_a_shared_shmem_vma_walks_the_file() {
+    for vma in VMAS {
+        for opted in [false, true] {
+            assert_eq!(
+                walks_file(opted, vma),
+                opted && vma == VmaKind::SharedShmem,
+                "{vma:?} opted in {opted}"
+            );
+        }
+    }
+}
+
+#[test]
+fn every_pte_state_and_file_entry_gets_the_documented_answer() {
+    // What 6.12 computes for each PTE state (any of its bits).
+    let currents = [
+        0,
+        SOFT_DIRTY,
+        PRESENT | FILE | MMAP_EXCLUSIVE | 0x1234,
+        PRESENT | FILE | SOFT_DIRTY | 0x99,
+        SWAP | 0x21,
+        SWAP | SOFT_DIRTY | UFFD_WP | 0x40,
+        UFFD_WP,
+        UFFD_WP | SOFT_DIRTY,
+    ];
+    let valid_slots = [
+        0,
+        RESIDENT,
+        swapped_entry(0, 1),
+        swapped_entry(31, MAX_SWAP_OFFSET),
+        SWAPPED_NOWHERE,
+    ];
+    // Slots no walk produces: C handing over garbage.
+    let bad_slots = [
+        PRESENT | 5,
+        SWAP | 7,
+        FILE | 1,
+        u64::MAX,
+        UFFD_WP,
+        SOFT_DIRTY,
+    ];
+    let mut n = 0;
+    for pte in PTES {
+        for &cur in &currents {
+            for &slot in valid_slots.iter().chain(&bad_slots) {
+                let got = report(pte, cur, slot);
+                let valid = valid_slots.contains(&slot);
+                let want = if pte == PteState::None && valid {
+                    slot | (cur & SOFT_DIRTY)
+                } else {
+                    cur
+                };
+                assert_eq!(got, want, "{pte:?} current {cur:#x} slot {slot:#x}");
+                n += 1;
+            }
+        }
+    }
+    assert_eq!(n, 4 * 8 * 11);
+}
+
+#[test]
+fn a_pte_none_entry_reports_hole_resident_or_the_swap_location() {
+    assert_eq!(
+        report(PteState::None, 0, 0),
+        0,
+        "a hole stays 'never touched'"
+    );
+    assert_eq!(report(PteState::None, SOFT_DIRTY, 0), SOFT_DIRTY);
+    assert_eq!(report(PteState::None, 0, RESIDENT), FILE);
+    let s = swapped_entry(2, 0x777);
+    assert_eq!(report(PteState::None, 0, s), s);
+    assert_eq!(s & (SWAP | FILE | PRESENT), SWAP | FILE);
+    // A uffd-wp marker on a swapped-out shmem page keeps 6.12's entry.
+    assert_eq!(report(PteState::Marker, UFFD_WP, s), UFFD_WP);
+}
+
+// ---------------------------------------------------------------------
+// The check can fail: fills that forget the alignment of a large entry,
+// let 6.12's mask wrap an offset, ignore the range's start, or miss a
+// large entry's last page are rejected.
+
+/// Takes the index the walk found an entry at as its start.
+fn unaligned(first: u64, slots: &mut [u64], entries: &[Entry]) -> Result<usize, String> {
+    let shifted: Vec<Entry> = entries
+        .iter()
+        .map(|e| {
+            let start = e.index & !((1u64 << e.order) - 1);
+            Entry {
+                swap_offset: e.swap_offset.wrapping_sub(e.index - start),
+                ..*e
+            }
+        })
+        .collect();
+    walk(first, slots, &shifted)
+}
+
+/// Writes what 6.12's `make_pme()` would for a location too large.
+fn masked(first: u64, slots: &mut [u64], entries: &[Entry]) -> Result<usize, String> {
+    let n = walk(first, slots, entries)?;
+    for e in entries.iter().filter(|e| e.kind == EntryKind::Swap) {
+        let start = e.index & !((1u64 << e.order) - 1);
+        for (i, s) in slots.iter_mut().enumerate() {
+            let off = first + i as u64;
+            if *s == SWAPPED_NOWHERE && off >= start && off - start < 1 << e.order {
+                let o = e.swap_offset.wrapping_add(off - start);
+                *s = c_swap_pme(u64::from(e.swap_type), o) | FILE;
+            }
+        }
+    }
+    Ok(n)
+}
+
+/// Puts an entry's offsets at slot `offset - entry start`.
+fn from_entry_start(first: u64, slots: &mut [u64], entries: &[Entry]) -> Result<usize, String> {
+    let n = walk(first, slots, entries)?;
+    let orig = slots.to_vec();
+    for e in entries {
+        let start = e.index & !((1u64 << e.order) - 1);
+        if start < first {
+            let skip = (first - start) as usize;
+            for i in 0..slots.len() {
+                slots[i] = if i + skip < orig.len() {
+                    orig[i + skip]
+                } else {
+                    0
+                };
+            }
+        }
+    }
+    Ok(n)
+}
+
+/// Misses the last page of every large entry.
+fn short_by_one(first: u64, slots: &mut [u64], entries: &[Entry]) -> Result<usize, String> {
+    let n = walk(first, slots, entries)?;
+    for e in entries.iter().filter(|e| e.order > 0) {
+        let last = (e.index | ((1u64 << e.order) - 1)).wrapping_sub(first);
+        if let Some(s) = slots.get_mut(last as usize) {
+            *s = 0;
+        }
+    }
+    Ok(n)
+}
+
+#[test]
+fn mutation_fills_misaligned_wrapped_shifted_or_short_are_caught() {
+    for (name, f) in [
+        ("taking the visited index as the start", unaligned as WalkFn),
+        ("masking a location too large", masked),
+        ("counting from the entry's start", from_entry_start),
+        ("missing a large entry's last page", short_by_one),
+    ] {
+        let r = check_all_small(f);
+        assert!(r.is_err(), "the checker passed a fill {name}");
+        eprintln!("mutation {name}: caught: {}", r.unwrap_err());
+    }
+}
