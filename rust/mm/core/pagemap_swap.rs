@@ -26,12 +26,16 @@
 //! entry of each PTE. Everything else keeps 6.12's encoding; a reader
 //! that did not opt in never reaches this code.
 //!
+//! As for a swap PTE, the location is shown only to a reader that may see
+//! PFNs (`CAP_SYS_ADMIN` when it opened the file); others read frame 0.
+//!
 //! Bad input never panics: an order or an offset the arithmetic cannot
-//! hold, a swap type above `MAX_SWAPFILES`, a swap location a pagemap
-//! entry cannot represent, or an entry outside the range records nothing
-//! wrong -- at worst "swapped, location unknown" (frame 0: offset 0 of a
-//! swap device is its header, never a page), never another page's
-//! location. `docs/pagemap-swap.md` gives the argument.
+//! hold, a swap type at or above `MAX_SWAPFILES` (shmem stores a
+//! swap-in error as a poisoned entry of the marker type), a swap location
+//! a pagemap entry cannot represent, or an entry outside the range
+//! records nothing wrong -- at worst "swapped, location unknown" (frame 0:
+//! offset 0 of a swap device is its header, never a page), never another
+//! page's location. `docs/pagemap-swap.md` gives the argument.
 
 /// Bits of the frame field of a pagemap entry (`PM_PFRAME_BITS`).
 pub const PFRAME_BITS: u32 = 55;
@@ -142,13 +146,23 @@ pub enum RecordError {
 pub struct FileRange<'a> {
     first: u64,
     slots: &'a mut [u64],
+    swap_types: u32,
+    show_location: bool,
 }
 
 impl<'a> FileRange<'a> {
-    /// A range of `slots.len()` offsets from `first`, all holes.
-    pub fn new(first: u64, slots: &'a mut [u64]) -> Self {
+    /// A range of `slots.len()` offsets from `first`, all holes. Swap
+    /// types below `swap_types` (the kernel's `MAX_SWAPFILES`) are swap
+    /// devices; the location is in the entries only if `show_location`
+    /// (the reader may see PFNs).
+    pub fn new(first: u64, slots: &'a mut [u64], swap_types: u32, show_location: bool) -> Self {
         slots.fill(0);
-        Self { first, slots }
+        Self {
+            first,
+            slots,
+            swap_types,
+            show_location,
+        }
     }
 
     /// The range's first offset.
@@ -163,8 +177,9 @@ impl<'a> FileRange<'a> {
 
     /// Fill the offsets `entry` covers inside the range, returning how
     /// many. A large swap entry's offset `i` is at swap offset
-    /// `entry.swap_offset + (i - start)`; an offset whose location does
-    /// not fit a frame (or a swap type beyond the frame's) is "swapped,
+    /// `entry.swap_offset + (i - start)`; an offset whose location is not
+    /// shown, does not fit a frame, or is not on a swap device (a type at
+    /// or above `swap_types`: shmem's swap-in error entries) is "swapped,
     /// location unknown" ([`SWAPPED_NOWHERE`]), never a wrapped offset.
     pub fn record(&mut self, entry: &Entry) -> Result<usize, RecordError> {
         if entry.order > MAX_ENTRY_ORDER {
@@ -191,9 +206,11 @@ impl<'a> FileRange<'a> {
         // index below is in bounds.
         let from = (lo - self.first) as usize;
         let to = (hi - self.first) as usize;
+        let located = self.show_location && entry.swap_type < self.swap_types;
         for (i, slot) in self.slots[from..=to].iter_mut().enumerate() {
             *slot = match entry.kind {
                 EntryKind::Folio => RESIDENT,
+                EntryKind::Swap if !located => SWAPPED_NOWHERE,
                 EntryKind::Swap => {
                     // The offset's distance from the entry's start.
                     let delta = lo - start + i as u64;

@@ -131,7 +131,7 @@ impl File {
 type WalkFn = fn(u64, &mut [u64], &[Entry]) -> Result<usize, String>;
 
 fn walk(first: u64, slots: &mut [u64], entries: &[Entry]) -> Result<usize, String> {
-    let mut range = FileRange::new(first, slots);
+    let mut range = FileRange::new(first, slots, SWAP_TYPES, true);
     let mut filled = 0;
     for e in entries {
         filled += range
@@ -227,7 +227,7 @@ fn a_large_swap_entry_cut_by_the_range_gives_each_offset_its_own_slot() {
     // A 64K mTHP of shmem swapped out as one order-4 entry at offsets
     // 32..48, swap offset 0x1000 for offset 32; the range is 40..56.
     let mut slots = [7u64; 16];
-    let mut r = FileRange::new(40, &mut slots);
+    let mut r = FileRange::new(40, &mut slots, SWAP_TYPES, true);
     let e = Entry {
         index: 40,
         order: 4,
@@ -245,7 +245,7 @@ fn a_large_swap_entry_cut_by_the_range_gives_each_offset_its_own_slot() {
     }
     // The kernel's PMD-size shmem THP (order 9) swapped as one entry.
     let mut slots = vec![0u64; 512];
-    let mut r = FileRange::new(512, &mut slots);
+    let mut r = FileRange::new(512, &mut slots, SWAP_TYPES, true);
     let e = Entry {
         index: 700,
         order: 9,
@@ -260,7 +260,7 @@ fn a_large_swap_entry_cut_by_the_range_gives_each_offset_its_own_slot() {
 #[test]
 fn bad_entries_record_nothing_or_nowhere_and_never_panic() {
     let mut slots = [0u64; 8];
-    let mut r = FileRange::new(u64::MAX - 3, &mut slots);
+    let mut r = FileRange::new(u64::MAX - 3, &mut slots, SWAP_TYPES, true);
     // An order the arithmetic cannot hold.
     let mut e = Entry {
         index: u64::MAX,
@@ -276,7 +276,7 @@ fn bad_entries_record_nothing_or_nowhere_and_never_panic() {
     assert_eq!(r.record(&e), Ok(4));
     assert_eq!(r.slots()[4..], [0, 0, 0, 0]);
     // Outside the range.
-    let mut r = FileRange::new(100, &mut slots);
+    let mut r = FileRange::new(100, &mut slots, SWAP_TYPES, true);
     e.index = 99;
     e.order = 0;
     assert_eq!(r.record(&e), Err(RecordError::Outside));
@@ -284,11 +284,11 @@ fn bad_entries_record_nothing_or_nowhere_and_never_panic() {
     assert_eq!(r.record(&e), Err(RecordError::Outside));
     // An empty range.
     let mut empty: [u64; 0] = [];
-    let mut r = FileRange::new(0, &mut empty);
+    let mut r = FileRange::new(0, &mut empty, SWAP_TYPES, true);
     e.index = 0;
     assert_eq!(r.record(&e), Err(RecordError::Outside));
     // A swap type beyond MAX_SWAPFILES, and offsets that wrap.
-    let mut r = FileRange::new(0, &mut slots);
+    let mut r = FileRange::new(0, &mut slots, SWAP_TYPES, true);
     e.swap_type = 40;
     e.order = 3;
     assert_eq!(r.record(&e), Ok(8));
@@ -304,6 +304,45 @@ fn bad_entries_record_nothing_or_nowhere_and_never_panic() {
     assert!(
         r.slots()[2..].iter().all(|&s| s == SWAPPED_NOWHERE),
         "wrapped offsets"
+    );
+}
+
+#[test]
+fn poisoned_entries_and_hidden_locations_are_swapped_nowhere() {
+    // x86_64 6.12 with migration, hwpoison and markers: MAX_SWAPFILES 29;
+    // shmem's swap-in error entry has the marker type, 31.
+    let max = 29;
+    let mut slots = [0u64; 4];
+    let mut r = FileRange::new(8, &mut slots, max, true);
+    let mut e = Entry {
+        index: 8,
+        order: 1,
+        kind: EntryKind::Swap,
+        swap_type: 31,
+        swap_offset: 2,
+    };
+    assert_eq!(r.record(&e), Ok(2));
+    e.index = 10;
+    e.swap_type = 28;
+    assert_eq!(r.record(&e), Ok(2));
+    assert_eq!(
+        r.slots(),
+        [
+            SWAPPED_NOWHERE,
+            SWAPPED_NOWHERE,
+            swapped_entry(28, 2),
+            swapped_entry(28, 3)
+        ]
+    );
+    // A reader that may not see PFNs reads frame 0, as for a swap PTE.
+    let mut r = FileRange::new(8, &mut slots, max, false);
+    assert_eq!(r.record(&e), Ok(2));
+    e.kind = EntryKind::Folio;
+    e.index = 8;
+    assert_eq!(r.record(&e), Ok(2));
+    assert_eq!(
+        r.slots(),
+        [RESIDENT, RESIDENT, SWAPPED_NOWHERE, SWAPPED_NOWHERE]
     );
 }
 
@@ -367,7 +406,12 @@ fn random_garbage_entries_never_panic_and_fill_only_what_they_cover() {
             swap_type: (rng.next() % 40) as u32,
             swap_offset: rng.next() >> (rng.next() % 64),
         };
-        let mut r = FileRange::new(first, &mut slots[..len]);
+        let mut r = FileRange::new(
+            first,
+            &mut slots[..len],
+            (rng.next() % 33) as u32,
+            rng.next() % 4 != 0,
+        );
         let res = r.record(&e);
         let covered = r.slots().iter().filter(|&&s| s != 0).count();
         match res {
