@@ -410,7 +410,7 @@ fn random_garbage_entries_never_panic_and_fill_only_what_they_cover() {
             first,
             &mut slots[..len],
             (rng.next() % 33) as u32,
-            rng.next() % 4 != 0,
+            !rng.next().is_multiple_of(4),
         );
         let res = r.record(&e);
         let covered = r.slots().iter().filter(|&&s| s != 0).count();
