@@ -73,6 +73,9 @@ if grep -q '^CONFIG_MM_RMAP_ID=y' "$KOUT/.config"; then reuse=1; else reuse=0; f
 if grep -q '^CONFIG_DEBUG_MM_RMAP_ID=y' "$KOUT/.config"; then verify=1; else verify=0; fi
 # The kernel counts contpte folds and unfolds (tests/userspace/contpte.c).
 if grep -q '^CONFIG_ARM64_CONTPTE_RUST=y' "$KOUT/.config"; then cstats=1; else cstats=0; fi
+# pagemap reports where swapped-out shared pages are, for readers that ask
+# (tests/userspace/pagemap_swap.c).
+if grep -q '^CONFIG_PAGEMAP_SHARED_SWAP=y' "$KOUT/.config"; then pswap=1; else pswap=0; fi
 
 rm -rf "$ROOT" && mkdir -p "$ROOT/tests"
 "$UCC" "${cflags[@]}" -o "$ROOT/init" "$RUST_MM_TOP/tests/userspace/init.c" ||
@@ -149,7 +152,7 @@ done < "$RUST_MM_TOP/tests/userspace/ksft.list"
 # pages, set up by init. x86_64 splits its memory into nodes with
 # numa=fake=2 (qboot passes no topology); arm64's -machine virt puts
 # QEMU's -numa nodes into the device tree.
-append="console=$CONSOLE panic=-1 kunit.enable=0 rdinit=/init RUSTMM_SWAP_MIB=512 RUSTMM_HUGEPAGES=64 RUSTMM_COW_REUSE=$reuse RUSTMM_RMAP_VERIFY=$verify RUSTMM_CONTPTE_STATS=$cstats"
+append="console=$CONSOLE panic=-1 kunit.enable=0 rdinit=/init RUSTMM_SWAP_MIB=512 RUSTMM_HUGEPAGES=64 RUSTMM_COW_REUSE=$reuse RUSTMM_RMAP_VERIFY=$verify RUSTMM_CONTPTE_STATS=$cstats RUSTMM_PAGEMAP_SWAP=$pswap"
 numa=()
 case "$KARCH" in
 x86_64) append="$append numa=fake=2" ;;

@@ -165,6 +165,18 @@ impl<'a> FileRange<'a> {
         }
     }
 
+    /// The same range again, its slots as an earlier [`Self::new`] and
+    /// [`Self::record`] left them: C fills one range with one call per
+    /// entry its walk finds.
+    pub fn resume(first: u64, slots: &'a mut [u64], swap_types: u32, show_location: bool) -> Self {
+        Self {
+            first,
+            slots,
+            swap_types,
+            show_location,
+        }
+    }
+
     /// The range's first offset.
     pub fn first(&self) -> u64 {
         self.first
