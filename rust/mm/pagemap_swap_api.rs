@@ -107,11 +107,11 @@ pub unsafe extern "C" fn rust_pagemap_file_record(
     let kind = match entry.kind {
         k if k == EntryKind::Folio as u32 => EntryKind::Folio,
         k if k == EntryKind::Swap as u32 => EntryKind::Swap,
-        _ => return c_long::from(EINVAL.to_errno()),
+        _ => return EINVAL.to_errno() as c_long,
     };
     // SAFETY: Forwarded from this function's safety requirements.
     let Some(mut r) = (unsafe { file_range(range, false) }) else {
-        return c_long::from(EINVAL.to_errno());
+        return EINVAL.to_errno() as c_long;
     };
     let e = Entry {
         index: entry.index,
@@ -124,7 +124,7 @@ pub unsafe extern "C" fn rust_pagemap_file_record(
         // At most `nr` offsets, which a `long` holds (64-bit only).
         Ok(n) => n as c_long,
         Err(pagemap_swap::RecordError::Outside) => 0,
-        Err(pagemap_swap::RecordError::Order) => c_long::from(EINVAL.to_errno()),
+        Err(pagemap_swap::RecordError::Order) => EINVAL.to_errno() as c_long,
     }
 }
 

@@ -22,6 +22,7 @@
 
 #include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 
 #define PM_SOFT_DIRTY	(1ULL << 55)
 #define PM_FILE		(1ULL << 61)
@@ -363,8 +364,11 @@ static int unprivileged_reader_sees_swapped_without_location(void)
 		static uint64_t e[NR];
 		int fd, bad = 1;
 
-		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534)) {
-			fail("setresuid: %s", strerror(errno));
+		/* A uid change makes the task non-dumpable, and its /proc
+		 * files root's: dumpable again, they are nobody's. */
+		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534) ||
+		    prctl(PR_SET_DUMPABLE, 1)) {
+			fail("setresuid/PR_SET_DUMPABLE: %s", strerror(errno));
 		} else if ((fd = open_pagemap(1)) >= 0) {
 			bad = read_entries(fd, mem, e, 512) != PASS || check_entries(e, 1, 0) != PASS;
 			close(fd);
