@@ -12,11 +12,11 @@
 //! `PAGEMAP_OPT_SHARED_SWAP`), pagemap reads, for the `pte_none` entries of
 //! a *shared* shmem mapping, what the file holds at that page's offset:
 //!
-//! | file at the offset | reported |
-//! |---|---|
-//! | nothing (hole) | 0, as 6.12 |
-//! | a folio in the page cache | [`FILE`]: the file has the page in memory, this process does not map it |
-//! | a swap entry (on swap, or in the swap cache) | [`SWAP`] \| [`FILE`] \| the swap type and offset as 6.12 encodes `PM_SWAP` entries |
+//! - nothing (a hole): 0, as 6.12;
+//! - a folio in the page cache: [`FILE`] -- the file has the page in
+//!   memory, this process does not map it;
+//! - a swap entry (on swap, or in the swap cache): [`SWAP`] | [`FILE`] |
+//!   the swap type and offset, as 6.12 encodes `PM_SWAP` entries.
 //!
 //! C walks the XArray once per page-table range (RCU) and hands every
 //! entry it finds to [`FileRange::record`], which expands it -- a large
