@@ -23,6 +23,7 @@
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/swap.h>
 
 #define PM_SOFT_DIRTY	(1ULL << 55)
 #define PM_FILE		(1ULL << 61)
@@ -192,8 +193,19 @@ static char *map_shared(const char *kind)
 	return mem;
 }
 
+/* Which pages of the area are private memory (the vma-kinds scenario). */
+static unsigned char private_page[NR];
+
+/*
+ * Set in a forked reader: fork() does not copy the PTEs of a shared file
+ * mapping, so the parent's present pages are, for the child, pages of the
+ * file it does not map (file page only, with the opt-in; none without).
+ */
+static int child_view;
+
 /* Every page as the plan says, for a reader that opted in (@located: it
- * may see the swap location) or did not. */
+ * may see the swap location) or did not. A private page (anon, or a
+ * private mapping's copy) reads as 6.12 reads it either way. */
 static int check_entries(const uint64_t *e, int opted, int located)
 {
 	uint64_t seen[NR];
@@ -202,6 +214,14 @@ static int check_entries(const uint64_t *e, int opted, int located)
 	for (unsigned long i = 0; i < NR; i++) {
 		uint64_t v = e[i] & ~PM_SOFT_DIRTY, frame = v & PM_FRAME;
 
+		if (private_page[i]) {
+			uint64_t want = plan(i) == HOLE ? 0 : plan(i) == PRESENT ? PM_PRESENT : PM_SWAP;
+
+			if ((v & ~PM_FRAME & ~(1ULL << 56)) != want)
+				return fail("private page %lu reads %#llx", i,
+					    (unsigned long long)e[i]);
+			continue;
+		}
 		switch (plan(i)) {
 		case HOLE:
 			if (v)
@@ -209,6 +229,12 @@ static int check_entries(const uint64_t *e, int opted, int located)
 					    (unsigned long long)e[i]);
 			break;
 		case PRESENT:
+			if (child_view) {
+				if (v != (opted ? PM_FILE : 0))
+					return fail("page %lu, present in the parent, reads %#llx in the child",
+						    i, (unsigned long long)e[i]);
+				break;
+			}
 			if ((v & (PM_PRESENT | PM_SWAP | PM_FILE)) != (PM_PRESENT | PM_FILE))
 				return fail("present page %lu reads %#llx", i,
 					    (unsigned long long)e[i]);
@@ -370,6 +396,7 @@ static int unprivileged_reader_sees_swapped_without_location(void)
 		    prctl(PR_SET_DUMPABLE, 1)) {
 			fail("setresuid/PR_SET_DUMPABLE: %s", strerror(errno));
 		} else if ((fd = open_pagemap(1)) >= 0) {
+			child_view = 1;
 			bad = read_entries(fd, mem, e, 512) != PASS || check_entries(e, 1, 0) != PASS;
 			close(fd);
 		}
@@ -425,6 +452,241 @@ static int private_anon_swap_entries_are_unchanged_by_the_opt_in(void)
 	return r;
 }
 
+/*
+ * One read across four vmas of different kinds, 64 pages each: private
+ * anon, a shared memfd, a private mapping of a memfd (written pages are
+ * its own anonymous copies), shared anon. Each page reads by its kind:
+ * the shared ones as swapped file pages (opted in), the private ones as
+ * 6.12 reads them.
+ */
+static int a_read_across_vmas_reports_each_page_by_its_kind(void)
+{
+	static uint64_t e[NR];
+	unsigned long q = NR / 4 * PAGE;
+	int fd = memfd_create("pagemap_swap_kinds", 0), fd2 = memfd_create("pagemap_swap_priv", 0);
+	char *mem = mmap(NULL, NR * PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int r = PASS;
+
+	if (fd < 0 || fd2 < 0 || ftruncate(fd, q) || ftruncate(fd2, q) || mem == MAP_FAILED)
+		return fail("memfd/mmap: %s", strerror(errno));
+	if (mmap(mem, q, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED ||
+	    mmap(mem + q, q, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED ||
+	    mmap(mem + 2 * q, q, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd2, 0) == MAP_FAILED ||
+	    mmap(mem + 3 * q, q, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
+		r = fail("mmap MAP_FIXED: %s", strerror(errno));
+	close(fd);
+	close(fd2);
+	madvise(mem, q, MADV_NOHUGEPAGE);
+	for (unsigned long i = 0; i < NR; i++)
+		private_page[i] = i < NR / 4 || (i >= NR / 2 && i < 3 * NR / 4);
+	if (r == PASS)
+		r = populate(mem, 6);
+	fd = r == PASS ? open_pagemap(supported) : -1;
+	if (r == PASS && fd < 0)
+		r = FAIL;
+	if (r == PASS)
+		r = read_entries(fd, mem, e, NR);
+	if (fd >= 0)
+		close(fd);
+	if (r == PASS)
+		r = check_entries(e, supported, 1);
+	if (r == PASS)
+		r = check_data(mem, 6);
+	memset(private_page, 0, sizeof(private_page));
+	munmap(mem, NR * PAGE);
+	return r;
+}
+
+/* The frames an opted-in reader saw for the swapped pages (0: none). */
+static uint64_t frames[NR];
+
+/*
+ * While @stop is 0, read the area's entries (opted in, 512-entry batches)
+ * and check each against what it may be while the parent changes the
+ * file: unchanged, a hole (@hole_ok), a page in the page cache
+ * (@resident_ok), present -- never a swap location other than the one
+ * the page had. Returns the number of reads, or -1 with why.
+ */
+static long race_reader(const char *mem, volatile int *stop, int hole_ok, int resident_ok)
+{
+	static uint64_t e[NR];
+	long reads = 0;
+	int fd = open_pagemap(supported);
+
+	if (fd < 0)
+		return -1;
+	while (!*stop) {
+		if (read_entries(fd, mem, e, 512) != PASS) {
+			close(fd);
+			return -1;
+		}
+		for (unsigned long i = 0; i < NR; i++) {
+			uint64_t v = e[i] & ~PM_SOFT_DIRTY;
+
+			/* Without the opt-in, a child maps none of the file's pages. */
+			if (!v && (hole_ok || plan(i) == HOLE || !supported))
+				continue;
+			/* Present in the parent: a file page the child does not map. */
+			if (v == PM_FILE && (plan(i) == PRESENT || (resident_ok && plan(i) == SWAPPED)))
+				continue;
+			if ((v & (PM_PRESENT | PM_FILE)) == (PM_PRESENT | PM_FILE) && plan(i) != HOLE)
+				continue;
+			if ((v & ~PM_FRAME) == (PM_SWAP | PM_FILE) && plan(i) == SWAPPED &&
+			    (v & PM_FRAME) == frames[i])
+				continue;
+			fail("read %ld: page %lu reads %#llx (its swap frame was %#llx)", reads, i,
+			     (unsigned long long)e[i], (unsigned long long)frames[i]);
+			close(fd);
+			return -1;
+		}
+		reads++;
+	}
+	close(fd);
+	return reads;
+}
+
+/* A child running race_reader() over @mem; *stop ends it. */
+static pid_t start_reader(const char *mem, volatile int *stop, int hole_ok, int resident_ok,
+			  struct chan *msg)
+{
+	pid_t pid;
+
+	chan_init(msg);
+	pid = fork();
+	if (pid == 0) {
+		long n = race_reader(mem, stop, hole_ok, resident_ok);
+
+		if (n >= 0 && n < 2)
+			fail("only %ld reads during the change", n);
+		child_done(msg->fd[1], n < 2);
+	}
+	return pid;
+}
+
+/* Record the swap frames an opted-in reader sees now. */
+static int record_frames(const char *mem)
+{
+	static uint64_t e[NR];
+	int fd = open_pagemap(supported), r;
+
+	if (fd < 0)
+		return FAIL;
+	r = read_entries(fd, mem, e, NR);
+	close(fd);
+	for (unsigned long i = 0; i < NR; i++)
+		frames[i] = supported && plan(i) == SWAPPED ? e[i] & PM_FRAME : 0;
+	return r == PASS ? check_entries(e, supported, 1) : r;
+}
+
+/*
+ * A memfd truncated (to half, a quarter, then nothing) while another
+ * process reads its mapping's entries: every entry is what it was or a
+ * hole, never a swap location the page did not have; afterwards every
+ * page past the end reads as a hole.
+ */
+static int truncation_during_reads_never_shows_a_foreign_location(void)
+{
+	static uint64_t e[NR];
+	volatile int *stop = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	int fd = memfd_create("pagemap_swap_trunc", 0), r;
+	struct chan msg;
+	char *mem;
+	pid_t pid;
+
+	if (fd < 0 || ftruncate(fd, NR * PAGE) || stop == MAP_FAILED)
+		return fail("memfd: %s", strerror(errno));
+	mem = mmap(NULL, NR * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (mem == MAP_FAILED)
+		return fail("mmap: %s", strerror(errno));
+	r = populate(mem, 7);
+	if (r == PASS)
+		r = record_frames(mem);
+	if (r != PASS)
+		goto out;
+	*stop = 0;
+	pid = start_reader(mem, stop, 1, 0, &msg);
+	usleep(20000);
+	for (unsigned long len = NR / 2; ; len /= 2) {
+		if (ftruncate(fd, len * PAGE))
+			r = fail("ftruncate: %s", strerror(errno));
+		usleep(20000);
+		if (!len)
+			break;
+	}
+	*stop = 1;
+	if (reap(pid, msg.fd[0]) == FAIL)
+		r = FAIL;
+	if (r == PASS) {
+		int pfd = open_pagemap(supported);
+
+		r = pfd < 0 ? FAIL : read_entries(pfd, mem, e, NR);
+		for (unsigned long i = 0; r == PASS && i < NR; i++)
+			if (e[i] & ~PM_SOFT_DIRTY)
+				r = fail("page %lu past the end reads %#llx", i,
+					 (unsigned long long)e[i]);
+		if (pfd >= 0)
+			close(pfd);
+	}
+out:
+	close(fd);
+	munmap(mem, NR * PAGE);
+	munmap((void *)stop, PAGE);
+	return r;
+}
+
+/*
+ * swapoff of the guest's swap device while another process reads: every
+ * entry is what it was or the page is back in the page cache (file page,
+ * not mapped here); afterwards no page reads as swapped, every page has
+ * its data, and the device is back on.
+ */
+static int swapoff_during_reads_leaves_pages_in_the_cache(void)
+{
+	static uint64_t e[NR];
+	volatile int *stop = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct chan msg;
+	char *mem = map_shared("memfd");
+	pid_t pid;
+	int r, fd;
+
+	if (!mem || stop == MAP_FAILED)
+		return FAIL;
+	r = populate(mem, 8);
+	if (r == PASS)
+		r = record_frames(mem);
+	if (r != PASS)
+		goto out;
+	*stop = 0;
+	pid = start_reader(mem, stop, 0, 1, &msg);
+	usleep(20000);
+	if (swapoff("/dev/zram0"))
+		r = fail("swapoff: %s", strerror(errno));
+	usleep(20000);
+	*stop = 1;
+	if (reap(pid, msg.fd[0]) == FAIL)
+		r = FAIL;
+	fd = open_pagemap(supported);
+	if (fd < 0 || read_entries(fd, mem, e, NR) != PASS)
+		r = FAIL;
+	if (fd >= 0)
+		close(fd);
+	for (unsigned long i = 0; r == PASS && i < NR; i++) {
+		uint64_t v = e[i] & ~PM_SOFT_DIRTY;
+		uint64_t want = plan(i) == SWAPPED && supported ? PM_FILE : v;
+
+		if (v & PM_SWAP || v != want || (plan(i) == HOLE && v))
+			r = fail("after swapoff, page %lu reads %#llx", i, (unsigned long long)e[i]);
+	}
+	if (swapon("/dev/zram0", 0) && r == PASS)
+		r = fail("swapon again: %s", strerror(errno));
+	if (r == PASS)
+		r = check_data(mem, 8);
+out:
+	munmap(mem, NR * PAGE);
+	munmap((void *)stop, PAGE);
+	return r;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(void);
@@ -439,6 +701,12 @@ static const struct {
 	  unprivileged_reader_sees_swapped_without_location },
 	{ "private_anon_swap_entries_are_unchanged_by_the_opt_in",
 	  private_anon_swap_entries_are_unchanged_by_the_opt_in },
+	{ "a_read_across_vmas_reports_each_page_by_its_kind",
+	  a_read_across_vmas_reports_each_page_by_its_kind },
+	{ "truncation_during_reads_never_shows_a_foreign_location",
+	  truncation_during_reads_never_shows_a_foreign_location },
+	{ "swapoff_during_reads_leaves_pages_in_the_cache",
+	  swapoff_during_reads_leaves_pages_in_the_cache },
 };
 
 int main(void)
