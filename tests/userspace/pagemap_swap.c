@@ -687,6 +687,87 @@ out:
 	return r;
 }
 
+#define MTHP_DIR	"/sys/kernel/mm/transparent_hugepage/hugepages-64kB/"
+#define MTHP_PAGES	16
+
+/* An mTHP counter of the 64 KiB size (-1 if absent). */
+static long long mthp_stat(const char *name)
+{
+	char path[128], buf[32];
+
+	snprintf(path, sizeof(path), MTHP_DIR "stats/%s", name);
+	return read_sys(path, buf, sizeof(buf)) ? -1 : atoll(buf);
+}
+
+/*
+ * Shared anon memory in 64 KiB folios (64 KiB the only anonymous-shmem
+ * mTHP size while it runs), paged out: shmem swaps such a folio out whole
+ * and leaves one order-4 swap entry for its 16 pages in the XArray. With
+ * the opt-in every page reads swapped at its own offset -- the entry's
+ * plus the page's index in it: 16 consecutive offsets per folio, no two
+ * pages alike. Checked only where the kernel swapped folios out whole
+ * (the 64 KiB swpout counter); data intact afterwards.
+ */
+static int a_large_swap_entry_gives_each_page_its_own_offset(void)
+{
+	static uint64_t e[NR];
+	char old[128];
+	long long alloc0 = mthp_stat("shmem_alloc"), out0 = mthp_stat("swpout");
+	long long fb0 = mthp_stat("swpout_fallback");
+	char *mem;
+	int fd, r = PASS;
+
+	if (alloc0 < 0 || read_sys(MTHP_DIR "shmem_enabled", old, sizeof(old)))
+		return fail("no 64 KiB shmem mTHP in this kernel (%s)", MTHP_DIR);
+	if (write_sys(MTHP_DIR "shmem_enabled", "always"))
+		return fail("cannot enable 64 KiB shmem mTHP: %s", strerror(errno));
+	mem = mmap(NULL, NR * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED) {
+		write_sys(MTHP_DIR "shmem_enabled", old);
+		return fail("mmap: %s", strerror(errno));
+	}
+	for (unsigned long off = 0; off < NR * PAGE; off++)
+		mem[off] = (char)rich(off, 9);
+	write_sys(MTHP_DIR "shmem_enabled", old);
+	if (mthp_stat("shmem_alloc") - alloc0 != NR / MTHP_PAGES)
+		r = fail("%lld 64 KiB shmem folios allocated, want %lu",
+			 mthp_stat("shmem_alloc") - alloc0, NR / MTHP_PAGES);
+	if (r == PASS && madvise(mem, NR * PAGE, MADV_PAGEOUT))
+		r = fail("MADV_PAGEOUT: %s", strerror(errno));
+	if (r == PASS && (mthp_stat("swpout") - out0 != NR / MTHP_PAGES ||
+			  mthp_stat("swpout_fallback") != fb0))
+		r = fail("%lld folios swapped out whole (want %lu), %lld split first",
+			 mthp_stat("swpout") - out0, NR / MTHP_PAGES,
+			 mthp_stat("swpout_fallback") - fb0);
+	fd = r == PASS ? open_pagemap(supported) : -1;
+	if (r == PASS && (fd < 0 || read_entries(fd, mem, e, 512) != PASS))
+		r = FAIL;
+	if (fd >= 0)
+		close(fd);
+	for (unsigned long i = 0; r == PASS && i < NR; i++) {
+		uint64_t v = e[i] & ~PM_SOFT_DIRTY, first = e[i - i % MTHP_PAGES] & PM_FRAME;
+
+		if (!supported) {
+			if (v)
+				r = fail("page %lu reads %#llx, 6.12 reads 0", i, (unsigned long long)e[i]);
+			continue;
+		}
+		if ((v & ~PM_FRAME) != (PM_SWAP | PM_FILE) ||
+		    (v & PM_FRAME) != first + ((i % MTHP_PAGES) << 5))
+			r = fail("page %lu of a swapped 64 KiB folio reads %#llx (its first page %#llx)",
+				 i, (unsigned long long)e[i], (unsigned long long)first);
+		for (unsigned long j = 0; r == PASS && j < i; j++)
+			if (e[j] == e[i])
+				r = fail("pages %lu and %lu read the same location", j, i);
+	}
+	for (unsigned long off = 0; r == PASS && off < NR * PAGE; off++)
+		if ((unsigned char)mem[off] != rich(off, 9))
+			r = fail("byte %#lx is %#x after swap-in, want %#x", off,
+				 (unsigned char)mem[off], rich(off, 9));
+	munmap(mem, NR * PAGE);
+	return r;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(void);
@@ -707,6 +788,8 @@ static const struct {
 	  truncation_during_reads_never_shows_a_foreign_location },
 	{ "swapoff_during_reads_leaves_pages_in_the_cache",
 	  swapoff_during_reads_leaves_pages_in_the_cache },
+	{ "a_large_swap_entry_gives_each_page_its_own_offset",
+	  a_large_swap_entry_gives_each_page_its_own_offset },
 };
 
 int main(void)
