@@ -37,12 +37,6 @@
 
 static int precise;	/* RUSTMM_COW_REUSE=1 */
 
-/* Bytes that differ inside each page (never same-filled, never zero). */
-static unsigned char rich(unsigned long off, int seed)
-{
-	return (unsigned char)(pattern(off / PAGE, seed) ^ ((off % PAGE) * 13 % 251) ^ 0x80) | 1;
-}
-
 static void rich_fill(char *mem, unsigned long from, unsigned long to, int seed)
 {
 	for (unsigned long off = from; off < to; off++)

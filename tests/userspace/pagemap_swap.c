@@ -50,13 +50,6 @@ static enum state plan(unsigned long i)
 	return i % 2 ? PRESENT : SWAPPED;
 }
 
-/* Bytes that differ inside each page (zram and the swap layer store
- * same-filled and zero pages without a write). */
-static unsigned char rich(unsigned long off, int seed)
-{
-	return (unsigned char)(pattern(off / PAGE, seed) ^ ((off % PAGE) * 13 % 251) ^ 0x80) | 1;
-}
-
 static int check_data(const char *mem, int seed)
 {
 	for (unsigned long i = 0; i < NR; i++)

@@ -126,6 +126,17 @@ static inline unsigned char pattern(unsigned long page, int seed)
 	return (unsigned char)(page * 7 + seed * 31 + 1);
 }
 
+/*
+ * Bytes that differ inside each page, never same-filled and never zero:
+ * zram stores same-filled pages and the swap layer skips zero pages
+ * without either being a write, so data meant for the swap device uses
+ * these.
+ */
+static inline unsigned char rich(unsigned long off, int seed)
+{
+	return (unsigned char)(pattern(off / PAGE, seed) ^ ((off % PAGE) * 13 % 251) ^ 0x80) | 1;
+}
+
 static inline void fill(char *mem, unsigned long from, unsigned long to, int seed)
 {
 	for (unsigned long off = from; off < to; off += PAGE)
