@@ -22,6 +22,8 @@
 #   USERSPACE_KSFT_SETS which selftests (ksft.list sets; default "all patched")
 #   USERSPACE_MTHP_KB   mTHP sizes (KiB) to run cow_isolation and cow_reuse
 #                       on besides the PMD size (default 64; "" for none)
+#   USERSPACE_OURS      0: the selftests of USERSPACE_KSFT_SETS only, none
+#                       of our programs (default 1)
 #
 # run-userspace.sh --selfcheck instead builds cow_isolation and vma_lock with
 # -DSELFCHECK_SHARED (MAP_SHARED memory: every write is a "leak"; vma_lock's
@@ -84,12 +86,14 @@ rm -rf "$ROOT" && mkdir -p "$ROOT/tests"
 for src in "$RUST_MM_TOP"/tests/userspace/*.c; do
 	name="$(basename "$src" .c)"
 	[ "$name" = init ] && continue
+	[ "${USERSPACE_OURS:-1}" = 0 ] && continue
 	"$UCC" "${cflags[@]}" -o "$ROOT/tests/rustmm_$name" "$src" || die "cannot build $src"
 	echo "rustmm_$name" >> "$ROOT/tests/order"
 done
 # The COW isolation and reuse scenarios once more on each mTHP size of
 # USERSPACE_MTHP_KB (default 64: one arm64 contpte block), the only anon THP
 # size while they run (thp_test.h, --thp-kb=N).
+[ "${USERSPACE_OURS:-1}" = 0 ] && USERSPACE_MTHP_KB=""
 for kb in ${USERSPACE_MTHP_KB-64}; do
 	for name in cow_isolation cow_reuse; do
 		cp "$ROOT/tests/rustmm_$name" "$ROOT/tests/rustmm_${name}_${kb}k"
