@@ -46,7 +46,7 @@ KUNIT_MEM=2048
 [ "$TARGET" = arm64-64k ] && KUNIT_MEM=4096
 KUNITCONFIGS=("$RUST_MM_TOP/tests/kunit/rust_mm.kunitconfig" "$RUST_MM_TOP/tests/kunit/$KARCH.kunitconfig")
 # Our KUnit suites on this arch: every topic's, and arm64's contpte.
-KUNIT_OUR_SUITES="rmap_id folio_rmap atomic_seqcount vma_lock"
+KUNIT_OUR_SUITES="rmap_id folio_rmap atomic_seqcount vma_lock pagemap_swap"
 if [ "$KARCH" = arm64 ]; then KUNIT_OUR_SUITES="$KUNIT_OUR_SUITES contpte_rust"; fi
 [ "$TARGET" = "$KARCH" ] || KUNITCONFIGS+=("$RUST_MM_TOP/tests/kunit/$TARGET.kunitconfig")
 # Build directories of other targets carry the target's name.

@@ -38,6 +38,7 @@ build() { # NAME SRC EXTRA_CONFIG: $OUT/kernel-NAME
 	kcfg="$dir/bench.kunitconfig"
 	cp "$RUST_MM_TOP/tests/bench/bench.kunitconfig" "$kcfg"
 	[ "$KARCH" = arm64 ] && grep -v 'ARM64_CONTPTE_RUST' "$RUST_MM_TOP/tests/kunit/arm64.kunitconfig" >> "$kcfg"
+	bench_system_config >> "$kcfg"
 	[ -n "$3" ] && echo "$3" >> "$kcfg"
 	for o in "${KMAKE_OPTS[@]}"; do args+=(--make_options "$o"); done
 	say "[$1] building $(make -s -C "$2" kernelversion) for $TARGET from $2 into $dir (log: $dir/build.log)"
@@ -48,7 +49,7 @@ build() { # NAME SRC EXTRA_CONFIG: $OUT/kernel-NAME
 		die "[$1] the kernel did not build; no benchmark report"
 	fi
 	local ours
-	ours="$(grep -oE '^CONFIG_(MM_RMAP_ID|ARM64_CONTPTE_RUST|PER_VMA_LOCK_RUST)=y' "$dir/.config" | tr '\n' ' ')"
+	ours="$(grep -oE '^CONFIG_(MM_RMAP_ID|ARM64_CONTPTE_RUST|PER_VMA_LOCK_RUST|PAGEMAP_SHARED_SWAP)=y' "$dir/.config" | tr '\n' ' ')"
 	if [ "$1" = base ] && [ -n "$ours" ]; then
 		die "[base] has $ours"
 	fi
@@ -62,7 +63,16 @@ bench_option() {
 	case "${SYSTEM:-rmap-id}" in
 	contpte) echo CONFIG_ARM64_CONTPTE_RUST=y ;;
 	vma-lock) echo CONFIG_PER_VMA_LOCK_RUST=y ;;
+	pagemap-swap) echo CONFIG_PAGEMAP_SHARED_SWAP=y ;;
 	*) echo CONFIG_MM_RMAP_ID=y ;;
+	esac
+}
+
+# What both kernels of the measured system need beyond bench.kunitconfig:
+# pagemap-swap pages memory out to zram (init's RUSTMM_SWAP_MIB).
+bench_system_config() {
+	case "${SYSTEM:-rmap-id}" in
+	pagemap-swap) printf '%s\n' CONFIG_SWAP=y CONFIG_ZRAM=y ;;
 	esac
 }
 

@@ -67,10 +67,22 @@ VMA_TARGET = {c: (None, 1.0) for c in ("vma.pft-1t", "vma.pft-2t", "vma.mmap-chu
 # Slab memory per vma (the vma.slab boots): the patched kernel must spend at
 # least this many bytes per vma less than the base.
 VMA_SLAB_SAVING = 40.0
+# BENCH_SYSTEM=pagemap-swap: each boot case pm.dN (N % of the pages written,
+# half of those paged out) measures pm.dN.bB.<reader> for every batch B.
+# The readers that did not opt in (private anon, shared memory) must stay
+# within +-0.5 % of the base; on the patched kernel the opted-in reader of
+# shared memory must stay within PM_RATIO_TARGET of the private anon
+# reader (the seed's version: about 4x; a same-kernel ratio, its interval
+# from the same bootstrap over the boots of that one kernel).
+PM_BATCHES = (1, 64, 512, 1024)
+PM_READERS = ("anon", "shared")
+PM_RATIO_TARGET = 1.5
 TITLE = {"rmap-id": "rmap IDs, COW reuse", "contpte": "contpte decisions in Rust",
-         "vma-lock": "the per-VMA lock word"}
+         "vma-lock": "the per-VMA lock word",
+         "pagemap-swap": "swapped-out shared memory in pagemap"}
 
-MAPPED = {"thp-pte": "pte", "thp-pmd": "pmd", "small": "pte", "mthp-pte": "pte", "none": "-"}
+MAPPED = {"thp-pte": "pte", "thp-pmd": "pmd", "small": "pte", "mthp-pte": "pte", "none": "-",
+          "swap": "-"}
 SLAB = re.compile(r"RUSTMM-SLAB (\S+) (.*)$")
 
 
@@ -98,10 +110,15 @@ RESULT = re.compile(r"RUSTMM-BENCH (\S+) (\d+) (\d+) expect=(\S+) folios=(\d+)/(
 BOOTSTRAP = 10000
 
 
-def parse_log(path):
+def parse_log(path, name=None):
+    """The runs, rejected windows and disturbed runs of a boot's log; with
+    @name only those of that measurement (a boot may measure several)."""
     runs, rejects, disturbed = [], [], []
     for line in open(path, errors="replace"):
         line = line.strip()
+        if name is not None and line.startswith("RUSTMM-BENCH") and \
+                (line.split(" ") + ["", ""])[1] != name:
+            continue
         m = RESULT.match(line)
         if m:
             runs.append({"run": int(m.group(2)), "ns": int(m.group(3)),
@@ -151,7 +168,55 @@ def verdict(ci, target):
     return "inconclusive"
 
 
-def case_result(case, logs, boots_n, rng):
+def boot_runs(logs, kernel, boot_case, name, boots_n, problems):
+    """Per boot of @boot_case on @kernel: the ns of measurement @name's runs
+    (a list per boot), with the runs' problems appended to @problems."""
+    boots = []
+    for b in range(1, boots_n + 1):
+        path = os.path.join(logs, f"{kernel}-{boot_case}-{b}.log")
+        if not os.path.exists(path):
+            raise SystemExit(f"bench-report: {path} is missing: refusing a partial report")
+        runs, _, disturbed = parse_log(path, name)
+        problems += [f"{kernel} boot {b}: a run of {name} never got a quiet window ({d})"
+                     for d in disturbed]
+        boots.append([r["ns"] for r in runs])
+    if sorted({len(b) for b in boots}) in ([0], []) or len({len(b) for b in boots}) != 1:
+        problems.append(f"{kernel} {name}: runs per boot {[len(b) for b in boots]}")
+    return boots
+
+
+def ratio_result(boot_case, num, den, logs, boots_n, rng, kernel="patched"):
+    """Measurement @num against @den, both of @boot_case's boots on one
+    kernel: the ratio of their medians of boot medians, and a 95 % interval
+    from boots resampled together (the two readers of a boot share its
+    state), runs within each boot resampled."""
+    problems = []
+    a = boot_runs(logs, kernel, boot_case, num, boots_n, problems)
+    b = boot_runs(logs, kernel, boot_case, den, boots_n, problems)
+    row = {"case": f"{num} / {den}", "kernel": kernel, "target_ratio": PM_RATIO_TARGET,
+           "refused": "; ".join(problems) or None}
+    if problems:
+        return row
+    row["num_ms"], row["den_ms"] = stat(a) / 1e6, stat(b) / 1e6
+    row["ratio"] = stat(a) / stat(b)
+    ratios = []
+    for _ in range(BOOTSTRAP):
+        picked = [rng.randrange(len(a)) for _ in a]
+        s = [statistics.median(statistics.median(x[i][rng.randrange(len(x[i]))] for _ in x[i])
+                               for i in picked) for x in (a, b)]
+        ratios.append(s[0] / s[1])
+    ratios.sort()
+    row["ci"] = [ratios[int(0.025 * BOOTSTRAP)], ratios[int(0.975 * BOOTSTRAP) - 1]]
+    row["verdict"] = "met" if row["ci"][1] <= PM_RATIO_TARGET else \
+        "missed" if row["ci"][0] > PM_RATIO_TARGET else "inconclusive"
+    return row
+
+
+def case_result(case, logs, boots_n, rng, boot_case=None):
+    """@case base vs patched; its runs are in @boot_case's logs (default:
+    a boot per case of the same name)."""
+    boot_case = boot_case or case
+    name = None if boot_case == case else case
     row = {"case": case, "seed_pct": SEED.get(case), "target_pct": TARGET.get(case),
            "refused": None, "rejected_windows": 0, "rejected_counters": {}}
     problems = []
@@ -159,10 +224,10 @@ def case_result(case, logs, boots_n, rng):
     for k in ("base", "patched"):
         boots, checks, faults = [], [], []
         for b in range(1, boots_n + 1):
-            path = os.path.join(logs, f"{k}-{case}-{b}.log")
+            path = os.path.join(logs, f"{k}-{boot_case}-{b}.log")
             if not os.path.exists(path):
                 raise SystemExit(f"bench-report: {path} is missing: refusing a partial report")
-            runs, rejects, disturbed = parse_log(path)
+            runs, rejects, disturbed = parse_log(path, name)
             row["rejected_windows"] += len(rejects)
             for r in rejects:
                 for c in r.split(","):
@@ -259,6 +324,9 @@ def main():
         TARGET.clear()
         TARGET.update(VMA_TARGET)
         SEED.clear()
+    if args.system == "pagemap-swap":
+        TARGET.clear()
+        SEED.clear()
     slab = None
     if args.slab_logs:
         slab = {k: slab_result(os.path.join(args.slab_logs, f"{k}-vma.slab.log"))
@@ -268,7 +336,24 @@ def main():
         slab["target_saving"] = VMA_SLAB_SAVING
         slab["verdict"] = "met" if saving >= VMA_SLAB_SAVING else "missed"
     rng = random.Random(20261123)
-    rows = [case_result(c, args.logs, args.boots, rng) for c in args.cases.split()]
+    ratios = []
+    if args.system == "pagemap-swap":
+        rows = []
+        for c in args.cases.split():
+            for bsz in PM_BATCHES:
+                for rd in PM_READERS:
+                    sub = f"{c}.b{bsz}.{rd}"
+                    TARGET[sub] = (-0.5, 0.5)
+                    rows.append(case_result(sub, args.logs, args.boots, rng, boot_case=c))
+                ratios.append(ratio_result(c, f"{c}.b{bsz}.shared-optin", f"{c}.b{bsz}.anon",
+                                           args.logs, args.boots, rng))
+                # Not a target: what the opt-in costs the same reader.
+                r = ratio_result(c, f"{c}.b{bsz}.shared-optin", f"{c}.b{bsz}.shared",
+                                 args.logs, args.boots, rng)
+                r["target_ratio"], r["verdict"] = None, None
+                ratios.append(r)
+    else:
+        rows = [case_result(c, args.logs, args.boots, rng) for c in args.cases.split()]
     mb, mp = manifest(args.base_manifest), manifest(args.patched_manifest)
     repo = subprocess.run(["git", "-C", os.path.dirname(os.path.abspath(__file__)), "describe",
                            "--always", "--dirty", "--abbrev=12"], capture_output=True, text=True).stdout.strip()
@@ -285,7 +370,8 @@ def main():
         "config_difference": diffconfig(args.diffconfig, args.base_config, args.patched_config),
     }
     with open(args.out + ".json", "w") as f:
-        json.dump({"meta": meta, "cases": rows, **({"slab": slab} if slab else {})}, f, indent=1)
+        json.dump({"meta": meta, "cases": rows, **({"slab": slab} if slab else {}),
+                   **({"same_kernel_ratios": ratios} if ratios else {})}, f, indent=1)
 
     try:
         import matplotlib
@@ -391,11 +477,34 @@ def main():
         print(f"  slab: base {slab['base']['total']['bytes_per_vma']:.1f} B/vma, patched "
               f"{slab['patched']['total']['bytes_per_vma']:.1f} B/vma, saving "
               f"{slab['saving_bytes_per_vma']:.1f} ({slab['verdict']})")
+    if ratios:
+        md += ["", "## Same kernel: the opted-in reader of shared memory", "",
+               "On the patched kernel, within each boot: the opted-in reader of the memfd's "
+               "range (`shared-optin`) against the private anon reader of the same state "
+               f"(`anon`; target: at most {PM_RATIO_TARGET}x at every batch size) and against "
+               "the same range read without the opt-in (`shared`; no target: what the "
+               "opt-in costs). Ratio of medians of boot medians; interval: 95 % bootstrap, "
+               "boots resampled together, runs within each.", "",
+               "| measurements | ms | ratio | 95 % interval | target | verdict |",
+               "|---|---|---|---|---|---|"]
+        for r in ratios:
+            if r["refused"]:
+                md.append(f"| {r['case']} | | | | | **refused**: {r['refused']} |")
+                continue
+            tgt = f"≤ {r['target_ratio']:.1f}x" if r["target_ratio"] else ""
+            md.append(f"| {r['case']} | {r['num_ms']:.3f} / {r['den_ms']:.3f} | {r['ratio']:.3f}x "
+                      f"| {r['ci'][0]:.3f}x .. {r['ci'][1]:.3f}x | {tgt} | {r['verdict'] or ''} |")
     notes = args.out + "-notes.md"
     if os.path.exists(notes):
         md += ["", open(notes).read().rstrip()]
     with open(args.out + ".md", "w") as f:
         f.write("\n".join(md) + "\n")
+    for r in ratios:
+        if r["refused"]:
+            print(f"  {r['case']:44} refused: {r['refused']}")
+        else:
+            print(f"  {r['case']:44} {r['ratio']:.3f}x [{r['ci'][0]:.3f}x .. {r['ci'][1]:.3f}x]  "
+                  f"{r['verdict'] or '-'}")
     for r in rows:
         if r["refused"]:
             print(f"  {r['case']:22} refused: {r['refused']}")

@@ -39,7 +39,16 @@
 #                   mmap churn, fork of 1000 vmas; +1 % target) and one
 #                   more boot per kernel with slab_nomerge that reads the
 #                   slab bytes per vma of 40,000 vmas (vma.slab), and
-#                   writes docs/benchmarks-vma-lock.*
+#                   writes docs/benchmarks-vma-lock.*;
+#                   pagemap-swap has only CONFIG_PAGEMAP_SHARED_SWAP=y
+#                   (both kernels get zram, booted with 512 MiB of zram
+#                   swap), runs pm.d0/d50/d100 (pagemap of a memfd and of
+#                   private anon memory, 0/50/100 % written, half of that
+#                   paged out; 1/64/512/1024-entry reads) and writes
+#                   docs/benchmarks-pagemap-swap.*: the reader without
+#                   the opt-in within +-0.5 % of the base, the opted-in
+#                   reader of shared memory within 1.5x of the private
+#                   anon reader on the patched kernel
 #   BENCH_KERNELS   which kernels to build and run now (default "base
 #                   patched"); the other's logs from an earlier run are
 #                   reused only if they were made with the same settings,
@@ -69,6 +78,8 @@ anon-cow-seq anon-cow-rand"
 [ "$TARGET" = arm64 ] &&
 	ALL_CASES="$ALL_CASES mthp.munmap mthp.fork mthp.cow mthp.cow-byte mthp.cow-reuse mthp.cow-reuse-byte mthp.pte-dontneed"
 SYSTEM="${BENCH_SYSTEM:-rmap-id}"
+# Kernel command-line words the system's guests get beyond the harness's.
+BENCH_APPEND=""
 case "$SYSTEM" in
 rmap-id) SYS_SUFFIX="" ;;
 contpte)
@@ -80,7 +91,12 @@ vma-lock)
 	SYS_SUFFIX=-vma-lock
 	ALL_CASES="vma.pft-1t vma.pft-2t vma.mmap-churn vma.fork-vmas"
 	;;
-*) die "BENCH_SYSTEM=$SYSTEM is not supported; supported: rmap-id contpte vma-lock" ;;
+pagemap-swap)
+	SYS_SUFFIX=-pagemap-swap
+	ALL_CASES="pm.d0 pm.d50 pm.d100"
+	BENCH_APPEND="RUSTMM_SWAP_MIB=512"
+	;;
+*) die "BENCH_SYSTEM=$SYSTEM is not supported; supported: rmap-id contpte vma-lock pagemap-swap" ;;
 esac
 CASES="$(echo ${BENCH_CASES:-$ALL_CASES})"
 OUT="$BUILD_DIR/bench$TSUFFIX$SYS_SUFFIX"
@@ -93,7 +109,7 @@ mkdir -p "$LOGS"
 bench_prepare
 
 KERNELS="${BENCH_KERNELS-base patched}"
-settings="boots=$BOOTS runs=$RUNS mib=$MIB cases=$(echo $CASES | tr ' ' ,)"
+settings="boots=$BOOTS runs=$RUNS mib=$MIB cases=$(echo $CASES | tr ' ' ,)${BENCH_APPEND:+ append=$BENCH_APPEND}"
 for k in base patched; do
 	if [[ " $KERNELS " == *" $k "* ]]; then
 		build_kernel "$k"
@@ -129,7 +145,7 @@ one() { # KERNEL CASE BOOT
 	local log="$LOGS/$1-$2-$3.log" rc
 	rm -f "$log"
 	timeout "$TIMEOUT" bash -c 'qemu_run "$@"' qemu_run "$1" "$OUT/initramfs.cpio" \
-		"RUSTMM_BENCH_RUNS=$RUNS RUSTMM_BENCH_MIB=$MIB RUSTMM_BENCH_CASE=$2" \
+		"RUSTMM_BENCH_RUNS=$RUNS RUSTMM_BENCH_MIB=$MIB RUSTMM_BENCH_CASE=$2${BENCH_APPEND:+ $BENCH_APPEND}" \
 		< /dev/null 2>&1 | tr -d '\r' > "$log.tmp"
 	rc=${PIPESTATUS[0]}
 	mv "$log.tmp" "$log"
@@ -146,7 +162,7 @@ one() { # KERNEL CASE BOOT
 	return 1
 }
 export -f one qemu_run say die
-export LOGS RUNS MIB TIMEOUT OUT RUST_MM_TOP KARCH QEMU KIMAGE CONSOLE
+export LOGS RUNS MIB TIMEOUT OUT RUST_MM_TOP KARCH QEMU KIMAGE CONSOLE BENCH_APPEND
 
 start=$SECONDS
 if ! xargs -r -P "$JOBS" -L 1 bash -c 'r="$(one "$0" "$1" "$2")"; echo "rust-mm: [$0] $1 boot $2: $r"; case "$r" in ok*) ;; *) exit 255 ;; esac' < "$plan"; then

@@ -83,6 +83,18 @@ def bench_section(bench, path):
             continue
         interval = f"[{lo:+.2f}, {hi:+.2f}]"
         out.append(f"  {case:<22}{ch:+8.2f}%   {interval:<18} {target:<13}{verdict}")
+    ratios = bench.get("same_kernel_ratios", [])
+    if ratios:
+        out += ["", "Same kernel (patched), within each boot: measurement against measurement",
+                "(ratio of medians of boot medians; 95 % bootstrap interval):", "",
+                f"  {'measurements':<44}{'ratio':>8}   {'interval':<18} {'target':<8}verdict"]
+        for r in ratios:
+            if r.get("refused"):
+                out.append(f"  {r['case']:<44}{'-':>8}   {'-':<18} {'-':<8}refused")
+                continue
+            t = f"<={r['target_ratio']:.1f}x" if r.get("target_ratio") else "-"
+            interval = f"[{r['ci'][0]:.3f}, {r['ci'][1]:.3f}]"
+            out.append(f"  {r['case']:<44}{r['ratio']:7.3f}x   {interval:<18} {t:<8}{r.get('verdict') or '-'}")
     out += ["", f"Full report, with the kernels' provenance: {report} of the",
             "rust-mm repository (the numbers above are generated from",
             f"{path} by `make series`)."]

@@ -17,6 +17,9 @@
 //! - `CONFIG_ARM64_CONTPTE_RUST`: the decisions of arm64's transparent
 //!   contiguous PTEs; C reaches them through
 //!   `arch/arm64/include/asm/contpte_rust.h`.
+//! - `CONFIG_PAGEMAP_SHARED_SWAP`: the pagemap entries of shared memory's
+//!   unmapped pages (where a swapped-out shmem page is); C reaches them
+//!   through `include/linux/pagemap_swap.h`.
 
 #[cfg(CONFIG_ARM64_CONTPTE_RUST)]
 pub mod arm64_contpte;
@@ -51,6 +54,12 @@ pub mod subid;
 pub mod vma_lock;
 #[cfg(CONFIG_PER_VMA_LOCK_RUST)]
 pub mod vma_lock_api;
+
+#[cfg(CONFIG_PAGEMAP_SHARED_SWAP)]
+#[path = "core/pagemap_swap.rs"]
+pub mod pagemap_swap;
+#[cfg(CONFIG_PAGEMAP_SHARED_SWAP)]
+pub mod pagemap_swap_api;
 
 /// Prefix of this crate's kernel log messages (used by `pr_*!`).
 const __LOG_PREFIX: &[u8] = b"rust_mm\0";

@@ -38,6 +38,21 @@
  *   vma.slab        no timing: 40,000 vmas made, their slab cost read from
  *                   /proc/slabinfo (booted with slab_nomerge), RUSTMM-SLAB
  *
+ * and pagemap over swapped-out shared memory (BENCH_SYSTEM=pagemap-swap,
+ * seed 002; the guest has zram swap):
+ *
+ *   pm.d0, pm.d50,  a memfd mapped MAP_SHARED and private anon memory
+ *   pm.d100         (order-0), the area each, 0/50/100 % of the pages
+ *                   written and half of the written ones paged out
+ *                   (MADV_PAGEOUT), prepared once per boot; then per run
+ *                   the whole range's pagemap read in batches of 1, 64,
+ *                   512 and 1024 entries by three readers, each its own
+ *                   window and measurement "pm.dN.bB.<reader>": anon (the
+ *                   private range), shared (the memfd range, a reader
+ *                   that did not opt in) and shared-optin (the same with
+ *                   PAGEMAP_SET_OPTS(PAGEMAP_OPT_SHARED_SWAP); only where
+ *                   the kernel has it)
+ *
  * What makes a window trustworthy (scripts/bench.sh boots one case per
  * guest, so allocator state never carries over from another case):
  *   - a quiet guest: khugepaged scanning, proactive compaction, vmstat
@@ -79,6 +94,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -239,7 +255,7 @@ static const char *const background[] = {
 	"allocstall_dma32", "allocstall_normal", "allocstall_movable",
 	"kswapd_low_wmark_hit_quickly", "kswapd_high_wmark_hit_quickly",
 	"pgmigrate_success", "pgmigrate_fail", "numa_pte_updates",
-	"numa_hint_faults", "drop_slab", "drop_pagecache",
+	"numa_hint_faults", "drop_slab", "drop_pagecache", "pswpin", "pswpout",
 };
 #define NR_BACKGROUND (sizeof(background) / sizeof(background[0]))
 
@@ -274,8 +290,10 @@ static void moved(const unsigned long long a[NR_BACKGROUND],
 
 /* ---- folio verification ------------------------------------------------ */
 
-enum expect { EXPECT_THP_PTE, EXPECT_THP_PMD, EXPECT_SMALL, EXPECT_MTHP_PTE, EXPECT_NONE };
-static const char *const expect_name[] = { "thp-pte", "thp-pmd", "small", "mthp-pte", "none" };
+enum expect { EXPECT_THP_PTE, EXPECT_THP_PMD, EXPECT_SMALL, EXPECT_MTHP_PTE, EXPECT_NONE,
+	      EXPECT_SWAP };
+static const char *const expect_name[] = { "thp-pte", "thp-pmd", "small", "mthp-pte", "none",
+					   "swap" };
 
 struct check {
 	unsigned long ok, want;	/* (m)THP: 2 MiB (64 KiB) blocks; small: pages */
@@ -946,6 +964,119 @@ static void vma_slab(void)
 	free_vmas(v, VMA_SLAB_VMAS);
 }
 
+/* ---- pagemap of swapped-out shared memory (BENCH_SYSTEM=pagemap-swap) -- */
+
+#ifndef PAGEMAP_SET_OPTS
+#define PAGEMAP_SET_OPTS	_IOW('f', 18, uint64_t)
+#define PAGEMAP_OPT_SHARED_SWAP	(1 << 0)
+#endif
+#define PM_GROUP	64	/* pages: the layout repeats every PM_GROUP */
+
+static const unsigned long pm_batch[] = { 1, 64, 512, 1024 };
+#define PM_NR_BATCH	(sizeof(pm_batch) / sizeof(pm_batch[0]))
+enum pm_reader { PM_ANON, PM_SHARED, PM_SHARED_OPTIN, PM_NR_READER };
+static const char *const pm_reader_name[] = { "anon", "shared", "shared-optin" };
+
+/* The boot's prepared state and the attempt measure() runs next. */
+static struct {
+	char *mem[2];		/* [0] private anon, [1] the memfd, MAP_SHARED */
+	int fd[PM_NR_READER];	/* pagemap: plain, plain, opted in (-1: none) */
+	uint64_t *buf;
+	struct check check;
+	enum pm_reader reader;
+	unsigned long batch;
+} pm = { .fd = { -1, -1, -1 } };
+
+/*
+ * Page i of a PM_GROUP-page group: written if i < dirty, paged out if
+ * i < dirty / 2 -- runs of swap entries, present pages and holes, as a
+ * checkpointer meets them.
+ */
+static int pm_prepare(const char *name, int pct)
+{
+	unsigned long dirty = PM_GROUP * pct / 100, out = dirty / 2, want = 0;
+	uint64_t opts = PAGEMAP_OPT_SHARED_SWAP;
+	int mfd = memfd_create("rustmm-bench", 0);
+	long kb = 0;
+
+	pm.mem[0] = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mfd < 0 || ftruncate(mfd, size) || pm.mem[0] == MAP_FAILED) {
+		error(name, "memfd_create, ftruncate or mmap failed");
+		return -1;
+	}
+	pm.mem[1] = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+	close(mfd);
+	pm.buf = malloc(pm_batch[PM_NR_BATCH - 1] * sizeof(*pm.buf));
+	if (pm.mem[1] == MAP_FAILED || !pm.buf || madvise(pm.mem[0], size, MADV_NOHUGEPAGE)) {
+		error(name, "mmap, malloc or madvise failed");
+		return -1;
+	}
+	for (int m = 0; m < 2; m++)
+		for (unsigned long g = 0; g < size; g += PM_GROUP * PAGE) {
+			for (unsigned long i = 0; i < dirty; i++)
+				memset(pm.mem[m] + g + i * PAGE, (int)(i + 1), PAGE);
+			if (out && madvise(pm.mem[m] + g, out * PAGE, MADV_PAGEOUT)) {
+				error(name, "MADV_PAGEOUT failed");
+				return -1;
+			}
+			want += out;
+		}
+	/* The state: as many pages on swap as planned, by smaps' Swap. */
+	for (int m = 0; m < 2; m++) {
+		char line[256];
+		unsigned long s, e, v;
+		int in = 0;
+		FILE *f = fopen("/proc/self/smaps", "r");
+
+		while (f && fgets(line, sizeof(line), f)) {
+			if (sscanf(line, "%lx-%lx ", &s, &e) == 2)
+				in = s == (uintptr_t)pm.mem[m];
+			else if (in && sscanf(line, "Swap: %lu kB", &v) == 1)
+				kb += v;
+		}
+		if (f)
+			fclose(f);
+	}
+	pm.check = (struct check){ kb * 1024 / PAGE, want, "-" };
+	for (int r = 0; r < PM_NR_READER; r++)
+		pm.fd[r] = open("/proc/self/pagemap", O_RDONLY);
+	if (pm.fd[PM_ANON] < 0 || pm.fd[PM_SHARED] < 0 || pm.fd[PM_SHARED_OPTIN] < 0) {
+		error(name, "cannot open /proc/self/pagemap");
+		return -1;
+	}
+	/* A kernel without CONFIG_PAGEMAP_SHARED_SWAP refuses the ioctl. */
+	if (ioctl(pm.fd[PM_SHARED_OPTIN], PAGEMAP_SET_OPTS, &opts)) {
+		printf("RUSTMM-BENCH-NOTE %s PAGEMAP_SET_OPTS refused (%s): no shared-optin reader\n",
+		       name, strerror(errno));
+		close(pm.fd[PM_SHARED_OPTIN]);
+		pm.fd[PM_SHARED_OPTIN] = -1;
+	}
+	return 0;
+}
+
+/* One attempt: the reader's whole range in reads of pm.batch entries. */
+static void pm_read(const char *name, struct run *r)
+{
+	int fd = pm.fd[pm.reader];
+	unsigned long first = (uintptr_t)pm.mem[pm.reader != PM_ANON] / PAGE;
+	unsigned long nr = size / PAGE, n = pm.batch;
+	uint64_t t0;
+
+	r->ns = 0;
+	r->expect = EXPECT_SWAP;
+	r->check = pm.check;
+	vmstat(r->before);
+	t0 = start();
+	for (unsigned long i = 0; i < nr; i += n)
+		if (pread(fd, pm.buf, n * 8, (off_t)((first + i) * 8)) != (ssize_t)(n * 8)) {
+			stop();
+			error(name, "pread of pagemap failed");
+			return;
+		}
+	r->ns = stop() - t0;
+	vmstat(r->after);
+}
+
 /*
  * Run as SCHED_FIFO (children get SCHED_OTHER: reset on fork) on
  * MEASURE_CPU, which the guest isolates: nothing else is scheduled there,
@@ -971,7 +1102,9 @@ static void measure(const char *name, int run, enum kind k, int a, int anon_rand
 	struct run r;
 
 	for (int attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-		if (a <= -10)
+		if (a == -20)
+			pm_read(name, &r);
+		else if (a <= -10)
 			switch (-a - 10) {
 			case VMA_PFT1:
 				vma_pft(1, name, &r);
@@ -1090,6 +1223,33 @@ int main(int argc, char **argv)
 		profiling = profile && !strcmp(profile, name);
 		for (int r = 1; r <= n; r++)
 			measure(name, r, SMALL, -10 - c, 0);
+	}
+	/* pagemap over swapped-out shared memory: only when named. */
+	for (int d = 0; d <= 100; d += 50) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "pm.d%d", d);
+		if (strcmp(want, name))
+			continue;
+		found = 1;
+		thp_sizes(name, SMALL);
+		if (pm_prepare(name, d))
+			break;
+		/* Run 0 is the warm-up; every run reads with every batch and reader. */
+		for (int r = 0; r <= runs * SHORT_FACTOR; r++)
+			for (unsigned int b = 0; b < PM_NR_BATCH; b++)
+				for (int rd = 0; rd < PM_NR_READER; rd++) {
+					char sub[64];
+
+					if (pm.fd[rd] < 0)
+						continue;
+					snprintf(sub, sizeof(sub), "%s.b%lu.%s", name, pm_batch[b],
+						 pm_reader_name[rd]);
+					pm.reader = rd;
+					pm.batch = pm_batch[b];
+					profiling = r && profile && !strcmp(profile, sub);
+					measure(sub, r, SMALL, -20, 0);
+				}
 	}
 	if (!strcmp(want, "vma.slab")) {
 		found = 1;
