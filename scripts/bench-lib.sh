@@ -69,10 +69,11 @@ bench_option() {
 }
 
 # What both kernels of the measured system need beyond bench.kunitconfig:
-# pagemap-swap pages memory out to zram (init's RUSTMM_SWAP_MIB).
+# pagemap-swap pages memory out to zram (init's RUSTMM_SWAP_MIB, which
+# finds /dev/zram0 in devtmpfs).
 bench_system_config() {
 	case "${SYSTEM:-rmap-id}" in
-	pagemap-swap) printf '%s\n' CONFIG_SWAP=y CONFIG_ZRAM=y ;;
+	pagemap-swap) printf '%s\n' CONFIG_SWAP=y CONFIG_ZRAM=y CONFIG_DEVTMPFS=y ;;
 	esac
 }
 

@@ -4,14 +4,14 @@
 //! (`include/linux/pagemap_swap.h`), called by `mm/shmem.c`'s XArray walk
 //! and `fs/proc/task_mmu.c`'s pagemap walk.
 //!
-//! C owns the walk (RCU, the XArray, the page tables) and the buffer; the
-//! decisions are [`crate::pagemap_swap`]'s. The only `unsafe` here is the
-//! view of C's buffer as a slice. The header's enums and the pagemap bits
+//! C owns the walk (RCU, the XArray, the page tables) and the buffers; the
+//! decisions are [`crate::pagemap_swap`]'s, one call per run of entries.
+//! The only `unsafe` here is the view of C's buffers as slices. The header's enums and the pagemap bits
 //! are checked at compile time against the core.
 
 use kernel::bindings;
 use kernel::error::code::EINVAL;
-use kernel::ffi::{c_long, c_uint};
+use kernel::ffi::{c_long, c_uint, c_ulong};
 
 use crate::pagemap_swap::{self, Entry, EntryKind, FileRange, PteState, VmaKind};
 
@@ -40,107 +40,123 @@ const _: () = {
 // build.
 const _: () = {
     type Range = *const bindings::pagemap_file_range;
-    let _: [unsafe extern "C" fn(Range); 2] =
-        [bindings::rust_pagemap_file_clear, rust_pagemap_file_clear];
-    let _: [unsafe extern "C" fn(Range, bindings::pagemap_file_entry) -> c_long; 2] =
-        [bindings::rust_pagemap_file_record, rust_pagemap_file_record];
-    let _: [unsafe extern "C" fn(c_uint, u64, u64) -> u64; 2] =
-        [bindings::rust_pagemap_report, rust_pagemap_report];
+    type Entries = *const bindings::pagemap_file_entry;
+    let _: [unsafe extern "C" fn(Range, Entries, c_ulong) -> c_long; 2] =
+        [bindings::rust_pagemap_file_fill, rust_pagemap_file_fill];
+    let _: [unsafe extern "C" fn(*mut u64, *const u8, *const u64, c_ulong); 2] =
+        [bindings::rust_pagemap_merge, rust_pagemap_merge];
+    let _: [unsafe extern "C" fn() -> c_uint; 2] =
+        [bindings::rust_pagemap_file_states, rust_pagemap_file_states];
     let _: [unsafe extern "C" fn(bool, c_uint) -> bool; 2] =
         [bindings::rust_pagemap_walks_file, rust_pagemap_walks_file];
 };
 
-/// C's range as the core's, or `None` for a NULL range or buffer: its
-/// slots cleared to holes if `clear` ([`FileRange::new`]), else as earlier
-/// calls left them ([`FileRange::resume`]).
+/// A view of `n` C objects at `ptr` as a slice (empty for NULL or 0).
+///
+/// # Safety
+///
+/// `ptr` is NULL or points to `n` initialised `T`s that nothing writes
+/// while the slice lives.
+unsafe fn c_slice<'a, T>(ptr: *const T, n: c_ulong) -> &'a [T] {
+    if ptr.is_null() || n == 0 {
+        return &[];
+    }
+    // SAFETY: `ptr` is non-NULL and, by the function's safety
+    // requirements, points to `n` initialised `T`s nothing writes for `'a`.
+    unsafe { core::slice::from_raw_parts(ptr, n as usize) }
+}
+
+/// The entries one walk of the file's XArray found ([`FileRange::fill`])
+/// written into the range's slots, every other offset a hole: how many
+/// offsets the entries filled, or `-EINVAL` for a NULL range or buffer
+/// or an entry the core refuses (an unknown kind, an impossible order;
+/// the others are recorded all the same).
 ///
 /// # Safety
 ///
 /// `range` is NULL or points to a `struct pagemap_file_range` whose `slots`
 /// is NULL or points to `nr` writable `u64`s that nothing else accesses
-/// while the returned range lives.
-unsafe fn file_range<'a>(
+/// during the call; `entries` is NULL or points to `n` entries.
+#[no_mangle]
+pub unsafe extern "C" fn rust_pagemap_file_fill(
     range: *const bindings::pagemap_file_range,
-    clear: bool,
-) -> Option<FileRange<'a>> {
+    entries: *const bindings::pagemap_file_entry,
+    n: c_ulong,
+) -> c_long {
     // SAFETY: By the function's safety requirements `range` is NULL or
     // valid for reads.
-    let r = unsafe { range.as_ref() }?;
+    let Some(r) = (unsafe { range.as_ref() }) else {
+        return EINVAL.to_errno() as c_long;
+    };
     if r.slots.is_null() {
-        return None;
+        return EINVAL.to_errno() as c_long;
     }
     // SAFETY: `slots` is non-NULL and, by the function's safety
     // requirements, points to `nr` writable `u64`s no one else accesses
-    // for `'a`; `u64` has no invalid values.
+    // during the call; `u64` has no invalid values.
     let slots = unsafe { core::slice::from_raw_parts_mut(r.slots, r.nr as usize) };
-    Some(if clear {
-        FileRange::new(r.first, slots, r.swap_types, r.show_location)
-    } else {
-        FileRange::resume(r.first, slots, r.swap_types, r.show_location)
-    })
-}
-
-/// Start a range: every offset a hole ([`FileRange::new`]).
-///
-/// # Safety
-///
-/// As [`file_range`].
-#[no_mangle]
-pub unsafe extern "C" fn rust_pagemap_file_clear(range: *const bindings::pagemap_file_range) {
+    let mut range = FileRange::new(r.first, slots, r.swap_types, r.show_location);
     // SAFETY: Forwarded from this function's safety requirements.
-    let _ = unsafe { file_range(range, true) };
-}
-
-/// Fill the offsets of the range an XArray entry covers
-/// ([`FileRange::record`]): how many, or `-EINVAL` for an entry the core
-/// refuses (an unknown kind or an impossible order), 0 for one outside
-/// the range.
-///
-/// # Safety
-///
-/// As [`file_range`].
-#[no_mangle]
-pub unsafe extern "C" fn rust_pagemap_file_record(
-    range: *const bindings::pagemap_file_range,
-    entry: bindings::pagemap_file_entry,
-) -> c_long {
-    let kind = match entry.kind {
-        k if k == EntryKind::Folio as u32 => EntryKind::Folio,
-        k if k == EntryKind::Swap as u32 => EntryKind::Swap,
-        _ => return EINVAL.to_errno() as c_long,
-    };
-    // SAFETY: Forwarded from this function's safety requirements.
-    let Some(mut r) = (unsafe { file_range(range, false) }) else {
+    let found = unsafe { c_slice(entries, n) };
+    let mut unknown = false;
+    let filled = range.fill(found.iter().filter_map(|e| {
+        let Some(kind) = EntryKind::from_raw(e.kind) else {
+            unknown = true;
+            return None;
+        };
+        Some(Entry {
+            index: e.index,
+            order: e.order,
+            kind,
+            swap_type: e.swap_type,
+            swap_offset: e.swap_offset,
+        })
+    }));
+    let Ok(filled) = filled else {
         return EINVAL.to_errno() as c_long;
     };
-    let e = Entry {
-        index: entry.index,
-        order: entry.order,
-        kind,
-        swap_type: entry.swap_type,
-        swap_offset: entry.swap_offset,
-    };
-    match r.record(&e) {
-        // At most `nr` offsets, which a `long` holds (64-bit only).
-        Ok(n) => n as c_long,
-        Err(pagemap_swap::RecordError::Outside) => 0,
-        Err(pagemap_swap::RecordError::Order) => EINVAL.to_errno() as c_long,
+    if unknown {
+        return EINVAL.to_errno() as c_long;
     }
+    // At most `nr` offsets, which a `long` holds (64-bit only).
+    filled as c_long
 }
 
-/// The pagemap entry of a PTE in state `pte` of a vma whose file was
-/// walked, 6.12's entry being `current` and the file's `slot`
-/// ([`pagemap_swap::report`]); an unknown state keeps `current`.
+/// The final pagemap entries of a run ([`pagemap_swap::merge`]): `pmes`
+/// holds 6.12's entries of `n` PTEs, `states` their states (C's `enum
+/// pagemap_pte_state`), `slots` the file's entries at their offsets
+/// ([`rust_pagemap_file_fill`]). NULL pointers leave everything as it is.
+///
+/// # Safety
+///
+/// Each pointer is NULL or points to `n` objects: `pmes` writable and
+/// accessed by nothing else during the call, `states` and `slots`
+/// initialised.
 #[no_mangle]
-pub extern "C" fn rust_pagemap_report(pte: c_uint, current: u64, slot: u64) -> u64 {
-    let state = match pte {
-        p if p == PteState::None as u32 => PteState::None,
-        p if p == PteState::Present as u32 => PteState::Present,
-        p if p == PteState::SwapEntry as u32 => PteState::SwapEntry,
-        p if p == PteState::Marker as u32 => PteState::Marker,
-        _ => return current,
-    };
-    pagemap_swap::report(state, current, slot)
+pub unsafe extern "C" fn rust_pagemap_merge(
+    pmes: *mut u64,
+    states: *const u8,
+    slots: *const u64,
+    n: c_ulong,
+) {
+    if pmes.is_null() || n == 0 {
+        return;
+    }
+    // SAFETY: `pmes` is non-NULL and, by the function's safety
+    // requirements, points to `n` writable `u64`s no one else accesses
+    // during the call.
+    let pmes = unsafe { core::slice::from_raw_parts_mut(pmes, n as usize) };
+    // SAFETY: Forwarded from this function's safety requirements.
+    let (states, slots) = unsafe { (c_slice(states, n), c_slice(slots, n)) };
+    pagemap_swap::merge(pmes, states, slots);
+}
+
+/// The PTE states (bit `s` for C's state `s`) whose entry comes from the
+/// file ([`pagemap_swap::FILE_STATES`]): C walks the XArray only over runs
+/// of PTEs in these states.
+#[no_mangle]
+pub extern "C" fn rust_pagemap_file_states() -> c_uint {
+    pagemap_swap::FILE_STATES
 }
 
 /// Whether a read walks the file behind a vma of `vma_kind`

@@ -1038,6 +1038,14 @@ static int pm_prepare(const char *name, int pct)
 			fclose(f);
 	}
 	pm.check = (struct check){ kb * 1024 / PAGE, want, "-" };
+	if (pm.check.ok != want) {
+		char why[128];
+
+		snprintf(why, sizeof(why), "%lu pages on swap (smaps), want %lu: no swap?",
+			 pm.check.ok, want);
+		error(name, why);
+		return -1;
+	}
 	for (int r = 0; r < PM_NR_READER; r++)
 		pm.fd[r] = open("/proc/self/pagemap", O_RDONLY);
 	if (pm.fd[PM_ANON] < 0 || pm.fd[PM_SHARED] < 0 || pm.fd[PM_SHARED_OPTIN] < 0) {

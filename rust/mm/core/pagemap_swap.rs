@@ -18,13 +18,16 @@
 //! - a swap entry (on swap, or in the swap cache): [`SWAP`] | [`FILE`] |
 //!   the swap type and offset, as 6.12 encodes `PM_SWAP` entries.
 //!
-//! C walks the XArray once per page-table range (RCU) and hands every
-//! entry it finds to [`FileRange::record`], which expands it -- a large
-//! (multi-index) entry covers `1 << order` offsets, the swap offset
-//! growing with the index -- into the pagemap entries of the offsets the
-//! range asks about. C's pte loop then asks [`report`] for the final
-//! entry of each PTE. Everything else keeps 6.12's encoding; a reader
-//! that did not opt in never reaches this code.
+//! C's PTE loop computes 6.12's entries and notes each PTE's state; for
+//! each run of entries whose state takes the file's entry
+//! ([`FILE_STATES`]) C then walks the file's XArray once (RCU) and hands
+//! the entries it found to [`FileRange::fill`], which expands each -- a
+//! large (multi-index) entry covers `1 << order` offsets, the swap offset
+//! growing with the index -- into the pagemap entries of the run's
+//! offsets, and [`merge`] gives every entry of the run its final value
+//! ([`report`]): one call into Rust per run, not per page. Everything
+//! else keeps 6.12's encoding; a reader that did not opt in never reaches
+//! this code.
 //!
 //! As for a swap PTE, the location is shown only to a reader that may see
 //! PFNs (`CAP_SYS_ADMIN` when it opened the file); others read frame 0.
@@ -110,6 +113,17 @@ pub enum EntryKind {
     Swap = 1,
 }
 
+impl EntryKind {
+    /// The kind C's `enum pagemap_file_kind` value `raw` names, if any.
+    pub const fn from_raw(raw: u32) -> Option<Self> {
+        match raw {
+            0 => Some(Self::Folio),
+            1 => Some(Self::Swap),
+            _ => None,
+        }
+    }
+}
+
 /// One XArray entry as the walk found it: at `index`, of `1 << order`
 /// offsets (a large entry starts at `index` rounded down to its order),
 /// and for [`EntryKind::Swap`] the swap entry stored in it, which is the
@@ -187,6 +201,29 @@ impl<'a> FileRange<'a> {
         self.slots
     }
 
+    /// Record every entry of one walk ([`Self::record`]): how many
+    /// offsets they filled, or the first error -- the entries after a
+    /// refused one are recorded all the same (a refused entry fills
+    /// nothing, so its offsets stay holes).
+    pub fn fill<I: IntoIterator<Item = Entry>>(
+        &mut self,
+        entries: I,
+    ) -> Result<usize, RecordError> {
+        let mut filled = 0;
+        let mut refused = None;
+        for e in entries {
+            match self.record(&e) {
+                Ok(n) => filled += n,
+                Err(RecordError::Outside) => {}
+                Err(err) => refused = refused.or(Some(err)),
+            }
+        }
+        match refused {
+            Some(err) => Err(err),
+            None => Ok(filled),
+        }
+    }
+
     /// Fill the offsets `entry` covers inside the range, returning how
     /// many. A large swap entry's offset `i` is at swap offset
     /// `entry.swap_offset + (i - start)`; an offset whose location is not
@@ -251,6 +288,24 @@ pub enum PteState {
     Marker = 3,
 }
 
+impl PteState {
+    /// The state C's `enum pagemap_pte_state` value `raw` names, if any.
+    pub const fn from_raw(raw: u32) -> Option<Self> {
+        match raw {
+            0 => Some(Self::None),
+            1 => Some(Self::Present),
+            2 => Some(Self::SwapEntry),
+            3 => Some(Self::Marker),
+            _ => None,
+        }
+    }
+}
+
+/// The PTE states whose pagemap entry comes from the file ([`report`]
+/// gives them the file's entry): bit `s` for state `s`. C walks the
+/// XArray only over runs of such entries.
+pub const FILE_STATES: u32 = 1 << PteState::None as u32;
+
 /// What kind of mapping a vma is, for this decision.
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -295,5 +350,18 @@ pub const fn report(pte: PteState, current: u64, slot: u64) -> u64 {
     match pte {
         PteState::None if is_file_slot(slot) => slot | (current & SOFT_DIRTY),
         _ => current,
+    }
+}
+
+/// The final entries of a run: `pmes[i]` is what 6.12 computed for the
+/// run's `i`-th PTE, `states[i]` that PTE's state (C's raw value) and
+/// `slots[i]` the file's entry at its offset ([`FileRange::fill`]); each
+/// becomes [`report`]'s answer. An unknown state keeps 6.12's entry. Only
+/// the first `min` of the three lengths are touched.
+pub fn merge(pmes: &mut [u64], states: &[u8], slots: &[u64]) {
+    for ((pme, &state), &slot) in pmes.iter_mut().zip(states).zip(slots) {
+        if let Some(pte) = PteState::from_raw(state as u32) {
+            *pme = report(pte, *pme, slot);
+        }
     }
 }

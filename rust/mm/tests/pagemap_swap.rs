@@ -16,9 +16,9 @@ mod rng;
 
 use rng::XorShift;
 use rust_mm_core::pagemap_swap::{
-    report, swap_frame, swapped_entry, walks_file, Entry, EntryKind, FileRange, PteState,
-    RecordError, VmaKind, FILE, MAX_SWAP_OFFSET, MMAP_EXCLUSIVE, PFRAME_MASK, PRESENT, RESIDENT,
-    SOFT_DIRTY, SWAP, SWAPPED_NOWHERE, SWAP_TYPES, UFFD_WP,
+    merge, report, swap_frame, swapped_entry, walks_file, Entry, EntryKind, FileRange, PteState,
+    RecordError, VmaKind, FILE, FILE_STATES, MAX_SWAP_OFFSET, MMAP_EXCLUSIVE, PFRAME_MASK, PRESENT,
+    RESIDENT, SOFT_DIRTY, SWAP, SWAPPED_NOWHERE, SWAP_TYPES, UFFD_WP,
 };
 
 /// 6.12's `pte_to_pagemap_entry()` for a swap PTE, as C writes it:
@@ -518,6 +518,102 @@ fn a_pte_none_entry_reports_hole_resident_or_the_swap_location() {
     assert_eq!(s & (SWAP | FILE | PRESENT), SWAP | FILE);
     // A uffd-wp marker on a swapped-out shmem page keeps 6.12's entry.
     assert_eq!(report(PteState::Marker, UFFD_WP, s), UFFD_WP);
+}
+
+#[test]
+fn the_raw_pte_states_are_cs_and_unknown_ones_are_refused() {
+    for pte in PTES {
+        assert_eq!(PteState::from_raw(pte as u32), Some(pte));
+    }
+    for raw in [4, 5, 17, u32::MAX] {
+        assert_eq!(PteState::from_raw(raw), None);
+    }
+    for kind in [EntryKind::Folio, EntryKind::Swap] {
+        assert_eq!(EntryKind::from_raw(kind as u32), Some(kind));
+    }
+    for raw in [2, 3, u32::MAX] {
+        assert_eq!(EntryKind::from_raw(raw), None);
+    }
+}
+
+#[test]
+fn file_states_are_exactly_the_states_report_gives_the_files_entry() {
+    // C walks the XArray only where FILE_STATES says; a state outside it
+    // whose report() took the file's entry would be reported wrong.
+    for pte in PTES {
+        let takes = [RESIDENT, swapped_entry(1, 9), SWAPPED_NOWHERE]
+            .iter()
+            .any(|&slot| report(pte, 0, slot) != 0);
+        assert_eq!(FILE_STATES >> (pte as u32) & 1 == 1, takes, "{pte:?}");
+    }
+}
+
+#[test]
+fn fill_records_every_entry_and_names_the_first_refusal() {
+    let mut slots = [u64::MAX; 16];
+    let e = |index, order, kind, swap_offset| Entry {
+        index,
+        order,
+        kind,
+        swap_type: 1,
+        swap_offset,
+    };
+    let entries = [
+        e(100, 0, EntryKind::Folio, 0),
+        e(103, 70, EntryKind::Swap, 5), // refused: order
+        e(104, 2, EntryKind::Swap, 40),
+        e(500, 0, EntryKind::Swap, 1), // outside: nothing, no error
+        e(110, 0, EntryKind::Swap, 77),
+    ];
+    let mut r = FileRange::new(100, &mut slots, SWAP_TYPES, true);
+    assert_eq!(r.fill(entries), Err(RecordError::Order));
+    let want: Vec<u64> = (0..16u64)
+        .map(|i| match i {
+            0 => RESIDENT,
+            4..=7 => swapped_entry(1, 40 + i - 4),
+            10 => swapped_entry(1, 77),
+            _ => 0,
+        })
+        .collect();
+    assert_eq!(r.slots(), &want[..]);
+    let mut r = FileRange::new(100, &mut slots, SWAP_TYPES, true);
+    assert_eq!(r.fill([entries[0], entries[2], entries[3]]), Ok(5));
+    assert_eq!(r.fill([]), Ok(0));
+}
+
+#[test]
+fn merge_is_report_entry_by_entry_over_random_runs() {
+    let mut rng = XorShift::new(0x6d65_7267);
+    let slot_pool = [
+        0,
+        RESIDENT,
+        swapped_entry(3, 0x1000),
+        SWAPPED_NOWHERE,
+        PRESENT | 5,
+        u64::MAX,
+    ];
+    let cur_pool = [0, SOFT_DIRTY, PRESENT | FILE | 0x42, SWAP | 0x21, UFFD_WP];
+    for _ in 0..2000 {
+        let n = (rng.next() % 40) as usize;
+        let states: Vec<u8> = (0..n).map(|_| (rng.next() % 6) as u8).collect();
+        let slots: Vec<u64> = (0..n)
+            .map(|_| slot_pool[(rng.next() % slot_pool.len() as u64) as usize])
+            .collect();
+        let before: Vec<u64> = (0..n)
+            .map(|_| cur_pool[(rng.next() % cur_pool.len() as u64) as usize])
+            .collect();
+        // A shorter slice of any of the three: only the common prefix.
+        let cut = (rng.next() % (n as u64 + 1)) as usize;
+        let mut pmes = before.clone();
+        merge(&mut pmes, &states[..cut], &slots);
+        for i in 0..n {
+            let want = match PteState::from_raw(states[i] as u32) {
+                Some(pte) if i < cut => report(pte, before[i], slots[i]),
+                _ => before[i],
+            };
+            assert_eq!(pmes[i], want, "entry {i} of {n}, cut {cut}");
+        }
+    }
 }
 
 // ---------------------------------------------------------------------
