@@ -13,7 +13,7 @@ use kernel::bindings;
 use kernel::error::code::EINVAL;
 use kernel::ffi::{c_long, c_uint, c_ulong};
 
-use crate::pagemap_swap::{self, Entry, EntryKind, FileRange, PteState, VmaKind};
+use crate::pagemap_swap::{self, Entry, EntryKind, PteState, Run, VmaKind};
 
 const _: () = {
     assert!(bindings::pagemap_file_kind_PAGEMAP_FILE_FOLIO == EntryKind::Folio as u32);
@@ -42,9 +42,7 @@ const _: () = {
     type Range = *const bindings::pagemap_file_range;
     type Entries = *const bindings::pagemap_file_entry;
     let _: [unsafe extern "C" fn(Range, Entries, c_ulong) -> c_long; 2] =
-        [bindings::rust_pagemap_file_fill, rust_pagemap_file_fill];
-    let _: [unsafe extern "C" fn(*mut u64, *const u8, *const u64, c_ulong); 2] =
-        [bindings::rust_pagemap_merge, rust_pagemap_merge];
+        [bindings::rust_pagemap_file_merge, rust_pagemap_file_merge];
     let _: [unsafe extern "C" fn() -> c_uint; 2] =
         [bindings::rust_pagemap_file_states, rust_pagemap_file_states];
     let _: [unsafe extern "C" fn(bool, c_uint) -> bool; 2] =
@@ -63,22 +61,23 @@ unsafe fn c_slice<'a, T>(ptr: *const T, n: c_ulong) -> &'a [T] {
     }
     // SAFETY: `ptr` is non-NULL and, by the function's safety
     // requirements, points to `n` initialised `T`s nothing writes for `'a`.
-    unsafe { core::slice::from_raw_parts(ptr, n as usize) }
+    unsafe { core::slice::from_raw_parts(ptr, n) }
 }
 
-/// The entries one walk of the file's XArray found ([`FileRange::fill`])
-/// written into the range's slots, every other offset a hole: how many
-/// offsets the entries filled, or `-EINVAL` for a NULL range or buffer
-/// or an entry the core refuses (an unknown kind, an impossible order;
-/// the others are recorded all the same).
+/// Give a run of PTEs their final pagemap entries from the `n` entries one
+/// walk of the file's XArray found over the run ([`Run::merge_all`]):
+/// how many offsets the entries covered, or `-EINVAL` for a NULL range or
+/// entry buffer, or an entry the core refuses (an unknown kind, an
+/// impossible order; the others are merged all the same).
 ///
 /// # Safety
 ///
-/// `range` is NULL or points to a `struct pagemap_file_range` whose `slots`
+/// `range` is NULL or points to a `struct pagemap_file_range` whose `pmes`
 /// is NULL or points to `nr` writable `u64`s that nothing else accesses
-/// during the call; `entries` is NULL or points to `n` entries.
+/// during the call and whose `pte_states` is NULL or points to `nr`
+/// bytes; `entries` is NULL or points to `n` entries.
 #[no_mangle]
-pub unsafe extern "C" fn rust_pagemap_file_fill(
+pub unsafe extern "C" fn rust_pagemap_file_merge(
     range: *const bindings::pagemap_file_range,
     entries: *const bindings::pagemap_file_entry,
     n: c_ulong,
@@ -88,18 +87,19 @@ pub unsafe extern "C" fn rust_pagemap_file_fill(
     let Some(r) = (unsafe { range.as_ref() }) else {
         return EINVAL.to_errno() as c_long;
     };
-    if r.slots.is_null() {
+    if r.pmes.is_null() || (n != 0 && entries.is_null()) {
         return EINVAL.to_errno() as c_long;
     }
-    // SAFETY: `slots` is non-NULL and, by the function's safety
+    // SAFETY: `pmes` is non-NULL and, by the function's safety
     // requirements, points to `nr` writable `u64`s no one else accesses
     // during the call; `u64` has no invalid values.
-    let slots = unsafe { core::slice::from_raw_parts_mut(r.slots, r.nr as usize) };
-    let mut range = FileRange::new(r.first, slots, r.swap_types, r.show_location);
-    // SAFETY: Forwarded from this function's safety requirements.
-    let found = unsafe { c_slice(entries, n) };
+    let pmes = unsafe { core::slice::from_raw_parts_mut(r.pmes, r.nr) };
+    // SAFETY: Forwarded from this function's safety requirements (a NULL
+    // `pte_states` is an empty slice: no entry changes).
+    let (states, found) = unsafe { (c_slice(r.pte_states, r.nr), c_slice(entries, n)) };
+    let mut run = Run::new(r.first, pmes, states, r.swap_types, r.show_location);
     let mut unknown = false;
-    let filled = range.fill(found.iter().filter_map(|e| {
+    let covered = run.merge_all(found.iter().filter_map(|e| {
         let Some(kind) = EntryKind::from_raw(e.kind) else {
             unknown = true;
             return None;
@@ -112,43 +112,11 @@ pub unsafe extern "C" fn rust_pagemap_file_fill(
             swap_offset: e.swap_offset,
         })
     }));
-    let Ok(filled) = filled else {
-        return EINVAL.to_errno() as c_long;
-    };
-    if unknown {
-        return EINVAL.to_errno() as c_long;
+    match covered {
+        // At most `nr` offsets per entry, which a `long` holds (64-bit).
+        Ok(k) if !unknown => k as c_long,
+        _ => EINVAL.to_errno() as c_long,
     }
-    // At most `nr` offsets, which a `long` holds (64-bit only).
-    filled as c_long
-}
-
-/// The final pagemap entries of a run ([`pagemap_swap::merge`]): `pmes`
-/// holds 6.12's entries of `n` PTEs, `states` their states (C's `enum
-/// pagemap_pte_state`), `slots` the file's entries at their offsets
-/// ([`rust_pagemap_file_fill`]). NULL pointers leave everything as it is.
-///
-/// # Safety
-///
-/// Each pointer is NULL or points to `n` objects: `pmes` writable and
-/// accessed by nothing else during the call, `states` and `slots`
-/// initialised.
-#[no_mangle]
-pub unsafe extern "C" fn rust_pagemap_merge(
-    pmes: *mut u64,
-    states: *const u8,
-    slots: *const u64,
-    n: c_ulong,
-) {
-    if pmes.is_null() || n == 0 {
-        return;
-    }
-    // SAFETY: `pmes` is non-NULL and, by the function's safety
-    // requirements, points to `n` writable `u64`s no one else accesses
-    // during the call.
-    let pmes = unsafe { core::slice::from_raw_parts_mut(pmes, n as usize) };
-    // SAFETY: Forwarded from this function's safety requirements.
-    let (states, slots) = unsafe { (c_slice(states, n), c_slice(slots, n)) };
-    pagemap_swap::merge(pmes, states, slots);
 }
 
 /// The PTE states (bit `s` for C's state `s`) whose entry comes from the

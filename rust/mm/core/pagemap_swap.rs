@@ -18,16 +18,17 @@
 //! - a swap entry (on swap, or in the swap cache): [`SWAP`] | [`FILE`] |
 //!   the swap type and offset, as 6.12 encodes `PM_SWAP` entries.
 //!
-//! C's PTE loop computes 6.12's entries and notes each PTE's state; for
-//! each run of entries whose state takes the file's entry
-//! ([`FILE_STATES`]) C then walks the file's XArray once (RCU) and hands
-//! the entries it found to [`FileRange::fill`], which expands each -- a
-//! large (multi-index) entry covers `1 << order` offsets, the swap offset
-//! growing with the index -- into the pagemap entries of the run's
-//! offsets, and [`merge`] gives every entry of the run its final value
-//! ([`report`]): one call into Rust per run, not per page. Everything
-//! else keeps 6.12's encoding; a reader that did not opt in never reaches
-//! this code.
+//! C's PTE loop computes 6.12's entries; for an opted-in reader C then
+//! notes each PTE's state and, for each run of entries whose state takes
+//! the file's entry ([`FILE_STATES`]), walks the file's XArray once (RCU)
+//! and hands the entries it found to [`Run::merge_all`], which expands
+//! each -- a large (multi-index) entry covers `1 << order` offsets, the
+//! swap offset growing with the index -- and gives the offsets it covers
+//! their final entry ([`report`]): one call into Rust per run, work per
+//! entry found. Everything else keeps 6.12's encoding; a reader that did
+//! not opt in never reaches this code. [`FileRange`] is the same
+//! expansion into a range of its own slots (the reference the host tests
+//! compare against).
 //!
 //! As for a swap PTE, the location is shown only to a reader that may see
 //! PFNs (`CAP_SYS_ADMIN` when it opened the file); others read frame 0.
@@ -154,9 +155,10 @@ pub enum RecordError {
 /// The pagemap entries of the file offsets `[first, first + len)` of a
 /// shared shmem mapping, one per offset, from one walk of the file's
 /// XArray over those offsets. A new range says "hole" (0) everywhere;
-/// every entry the walk finds fills the offsets it covers.
-///
-/// The slots are C's buffer (one `u64` per page, as the pagemap buffer).
+/// every entry the walk finds fills the offsets it covers. The kernel
+/// merges entries straight into its pagemap entries ([`Run`]); this is the
+/// same expansion into slots of its own, which the host tests use as the
+/// reference.
 pub struct FileRange<'a> {
     first: u64,
     slots: &'a mut [u64],
@@ -179,18 +181,6 @@ impl<'a> FileRange<'a> {
         }
     }
 
-    /// The same range again, its slots as an earlier [`Self::new`] and
-    /// [`Self::record`] left them: C fills one range with one call per
-    /// entry its walk finds.
-    pub fn resume(first: u64, slots: &'a mut [u64], swap_types: u32, show_location: bool) -> Self {
-        Self {
-            first,
-            slots,
-            swap_types,
-            show_location,
-        }
-    }
-
     /// The range's first offset.
     pub fn first(&self) -> u64 {
         self.first
@@ -201,29 +191,6 @@ impl<'a> FileRange<'a> {
         self.slots
     }
 
-    /// Record every entry of one walk ([`Self::record`]): how many
-    /// offsets they filled, or the first error -- the entries after a
-    /// refused one are recorded all the same (a refused entry fills
-    /// nothing, so its offsets stay holes).
-    pub fn fill<I: IntoIterator<Item = Entry>>(
-        &mut self,
-        entries: I,
-    ) -> Result<usize, RecordError> {
-        let mut filled = 0;
-        let mut refused = None;
-        for e in entries {
-            match self.record(&e) {
-                Ok(n) => filled += n,
-                Err(RecordError::Outside) => {}
-                Err(err) => refused = refused.or(Some(err)),
-            }
-        }
-        match refused {
-            Some(err) => Err(err),
-            None => Ok(filled),
-        }
-    }
-
     /// Fill the offsets `entry` covers inside the range, returning how
     /// many. A large swap entry's offset `i` is at swap offset
     /// `entry.swap_offset + (i - start)`; an offset whose location is not
@@ -231,46 +198,134 @@ impl<'a> FileRange<'a> {
     /// or above `swap_types`: shmem's swap-in error entries) is "swapped,
     /// location unknown" ([`SWAPPED_NOWHERE`]), never a wrapped offset.
     pub fn record(&mut self, entry: &Entry) -> Result<usize, RecordError> {
-        if entry.order > MAX_ENTRY_ORDER {
-            return Err(RecordError::Order);
-        }
-        let span = 1u64 << entry.order;
-        let start = entry.index & !(span - 1);
-        // The entry's last offset; `start + span - 1` cannot overflow: the
-        // start is aligned to `span`, so it is at most `u64::MAX - (span - 1)`.
-        let last = start + (span - 1);
-        // The range's last offset (an empty range, or one that would run
-        // past the top of the offsets, holds what fits).
-        let len = self.slots.len() as u64;
-        if len == 0 {
-            return Err(RecordError::Outside);
-        }
-        let range_last = self.first.saturating_add(len - 1);
-        let lo = start.max(self.first);
-        let hi = last.min(range_last);
-        if lo > hi {
-            return Err(RecordError::Outside);
-        }
-        // INVARIANT: first <= lo <= hi <= first + len - 1, so every slot
-        // index below is in bounds.
-        let from = (lo - self.first) as usize;
-        let to = (hi - self.first) as usize;
         let located = self.show_location && entry.swap_type < self.swap_types;
+        let (from, to, delta) = covered(entry, self.first, self.slots.len())?;
         for (i, slot) in self.slots[from..=to].iter_mut().enumerate() {
-            *slot = match entry.kind {
-                EntryKind::Folio => RESIDENT,
-                EntryKind::Swap if !located => SWAPPED_NOWHERE,
-                EntryKind::Swap => {
-                    // The offset's distance from the entry's start.
-                    let delta = lo - start + i as u64;
-                    match entry.swap_offset.checked_add(delta) {
-                        Some(offset) => swapped_entry(entry.swap_type, offset),
-                        None => SWAPPED_NOWHERE,
-                    }
-                }
-            };
+            *slot = slot_of(entry, delta + i as u64, located);
         }
         Ok(to - from + 1)
+    }
+}
+
+/// Which offsets of the range `[first, first + len)` `entry` covers: the
+/// first and last index into the range, and the distance of the first
+/// from the entry's start.
+fn covered(entry: &Entry, first: u64, len: usize) -> Result<(usize, usize, u64), RecordError> {
+    if entry.order > MAX_ENTRY_ORDER {
+        return Err(RecordError::Order);
+    }
+    let span = 1u64 << entry.order;
+    let start = entry.index & !(span - 1);
+    // The entry's last offset; `start + span - 1` cannot overflow: the
+    // start is aligned to `span`, so it is at most `u64::MAX - (span - 1)`.
+    let last = start + (span - 1);
+    // The range's last offset (an empty range, or one that would run past
+    // the top of the offsets, holds what fits).
+    if len == 0 {
+        return Err(RecordError::Outside);
+    }
+    let range_last = first.saturating_add(len as u64 - 1);
+    let lo = start.max(first);
+    let hi = last.min(range_last);
+    if lo > hi {
+        return Err(RecordError::Outside);
+    }
+    // INVARIANT: first <= lo <= hi <= first + len - 1, so both indexes are
+    // below `len`.
+    Ok(((lo - first) as usize, (hi - first) as usize, lo - start))
+}
+
+/// The pagemap entry of the offset `delta` pages into `entry`: a
+/// resident page, or the swap location of that page (`located`: the
+/// reader may see it and the type is a swap device's), or "swapped,
+/// location unknown".
+fn slot_of(entry: &Entry, delta: u64, located: bool) -> u64 {
+    match entry.kind {
+        EntryKind::Folio => RESIDENT,
+        EntryKind::Swap if !located => SWAPPED_NOWHERE,
+        EntryKind::Swap => match entry.swap_offset.checked_add(delta) {
+            Some(offset) => swapped_entry(entry.swap_type, offset),
+            None => SWAPPED_NOWHERE,
+        },
+    }
+}
+
+/// A run of PTEs of a shared shmem mapping from file offset `first`, as
+/// C's pagemap walk left them: `pmes` the entries 6.12 computed, `states`
+/// the PTEs' states (C's raw values). Each entry one walk of the file's
+/// XArray found over the run gives the offsets it covers their final
+/// entry ([`report`]); an offset no entry covers keeps 6.12's entry (a
+/// hole: what [`report`] gives it). Work per entry found, none per offset
+/// without one.
+pub struct Run<'a> {
+    first: u64,
+    pmes: &'a mut [u64],
+    states: &'a [u8],
+    swap_types: u32,
+    show_location: bool,
+}
+
+impl<'a> Run<'a> {
+    /// The run of `pmes.len()` PTEs from `first`; an offset past the end
+    /// of `states` has no known state and keeps its entry. `swap_types`
+    /// and `show_location` as for [`FileRange::new`].
+    pub fn new(
+        first: u64,
+        pmes: &'a mut [u64],
+        states: &'a [u8],
+        swap_types: u32,
+        show_location: bool,
+    ) -> Self {
+        Self {
+            first,
+            pmes,
+            states,
+            swap_types,
+            show_location,
+        }
+    }
+
+    /// The run's entries.
+    pub fn pmes(&self) -> &[u64] {
+        self.pmes
+    }
+
+    /// Give the offsets `entry` covers their final entries: how many it
+    /// covers, or why none ([`FileRange::record`]'s errors).
+    pub fn merge(&mut self, entry: &Entry) -> Result<usize, RecordError> {
+        let located = self.show_location && entry.swap_type < self.swap_types;
+        let (from, to, delta) = covered(entry, self.first, self.pmes.len())?;
+        for (i, pme) in self.pmes[from..=to].iter_mut().enumerate() {
+            let Some(&raw) = self.states.get(from + i) else {
+                break;
+            };
+            if let Some(pte) = PteState::from_raw(raw as u32) {
+                *pme = report(pte, *pme, slot_of(entry, delta + i as u64, located));
+            }
+        }
+        Ok(to - from + 1)
+    }
+
+    /// [`Self::merge`] every entry of one walk: how many offsets they
+    /// covered, or the first error -- the entries after a refused one are
+    /// merged all the same (a refused entry changes nothing).
+    pub fn merge_all<I: IntoIterator<Item = Entry>>(
+        &mut self,
+        entries: I,
+    ) -> Result<usize, RecordError> {
+        let mut covered = 0;
+        let mut refused = None;
+        for e in entries {
+            match self.merge(&e) {
+                Ok(n) => covered += n,
+                Err(RecordError::Outside) => {}
+                Err(err) => refused = refused.or(Some(err)),
+            }
+        }
+        match refused {
+            Some(err) => Err(err),
+            None => Ok(covered),
+        }
     }
 }
 
@@ -342,26 +397,14 @@ const fn is_file_slot(slot: u64) -> bool {
 /// The pagemap entry of a PTE of a vma whose file was walked
 /// ([`walks_file`]): `current` is what 6.12 computed for it and `slot` the
 /// file's entry at its offset ([`FileRange`]). A `pte_none` PTE gets the
-/// file's entry, keeping 6.12's [`SOFT_DIRTY`] (a `VM_SOFTDIRTY` vma);
-/// every other PTE -- present, a swap or migration entry, a uffd-wp or
-/// poison marker -- keeps 6.12's entry: what the page table says wins.
-/// A `slot` no walk can produce gives 6.12's entry too.
+/// file's entry, keeping 6.12's [`SOFT_DIRTY`] (a `VM_SOFTDIRTY` vma); a
+/// hole in the file (slot 0) leaves 6.12's entry as it is; every other
+/// PTE -- present, a swap or migration entry, a uffd-wp or poison marker
+/// -- keeps 6.12's entry: what the page table says wins. A `slot` no walk
+/// can produce gives 6.12's entry too.
 pub const fn report(pte: PteState, current: u64, slot: u64) -> u64 {
     match pte {
-        PteState::None if is_file_slot(slot) => slot | (current & SOFT_DIRTY),
+        PteState::None if slot != 0 && is_file_slot(slot) => slot | (current & SOFT_DIRTY),
         _ => current,
-    }
-}
-
-/// The final entries of a run: `pmes[i]` is what 6.12 computed for the
-/// run's `i`-th PTE, `states[i]` that PTE's state (C's raw value) and
-/// `slots[i]` the file's entry at its offset ([`FileRange::fill`]); each
-/// becomes [`report`]'s answer. An unknown state keeps 6.12's entry. Only
-/// the first `min` of the three lengths are touched.
-pub fn merge(pmes: &mut [u64], states: &[u8], slots: &[u64]) {
-    for ((pme, &state), &slot) in pmes.iter_mut().zip(states).zip(slots) {
-        if let Some(pte) = PteState::from_raw(state as u32) {
-            *pme = report(pte, *pme, slot);
-        }
     }
 }

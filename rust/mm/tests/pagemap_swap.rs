@@ -16,9 +16,9 @@ mod rng;
 
 use rng::XorShift;
 use rust_mm_core::pagemap_swap::{
-    merge, report, swap_frame, swapped_entry, walks_file, Entry, EntryKind, FileRange, PteState,
-    RecordError, VmaKind, FILE, FILE_STATES, MAX_SWAP_OFFSET, MMAP_EXCLUSIVE, PFRAME_MASK, PRESENT,
-    RESIDENT, SOFT_DIRTY, SWAP, SWAPPED_NOWHERE, SWAP_TYPES, UFFD_WP,
+    report, swap_frame, swapped_entry, walks_file, Entry, EntryKind, FileRange, PteState,
+    RecordError, Run, VmaKind, FILE, FILE_STATES, MAX_SWAP_OFFSET, MMAP_EXCLUSIVE, PFRAME_MASK,
+    PRESENT, RESIDENT, SOFT_DIRTY, SWAP, SWAPPED_NOWHERE, SWAP_TYPES, UFFD_WP,
 };
 
 /// 6.12's `pte_to_pagemap_entry()` for a swap PTE, as C writes it:
@@ -491,7 +491,7 @@ fn every_pte_state_and_file_entry_gets_the_documented_answer() {
             for &slot in valid_slots.iter().chain(&bad_slots) {
                 let got = report(pte, cur, slot);
                 let valid = valid_slots.contains(&slot);
-                let want = if pte == PteState::None && valid {
+                let want = if pte == PteState::None && valid && slot != 0 {
                     slot | (cur & SOFT_DIRTY)
                 } else {
                     cur
@@ -549,8 +549,7 @@ fn file_states_are_exactly_the_states_report_gives_the_files_entry() {
 }
 
 #[test]
-fn fill_records_every_entry_and_names_the_first_refusal() {
-    let mut slots = [u64::MAX; 16];
+fn a_run_merges_every_entry_and_names_the_first_refusal() {
     let e = |index, order, kind, swap_offset| Entry {
         index,
         order,
@@ -565,53 +564,103 @@ fn fill_records_every_entry_and_names_the_first_refusal() {
         e(500, 0, EntryKind::Swap, 1), // outside: nothing, no error
         e(110, 0, EntryKind::Swap, 77),
     ];
-    let mut r = FileRange::new(100, &mut slots, SWAP_TYPES, true);
-    assert_eq!(r.fill(entries), Err(RecordError::Order));
+    // 6.12's entries of pte_none PTEs (0, or soft-dirty), but offset 2 is
+    // present and offset 10 a uffd-wp marker: the page table wins there.
+    let mut pmes = [0u64; 16];
+    pmes[3] = SOFT_DIRTY;
+    pmes[5] = SOFT_DIRTY;
+    pmes[2] = PRESENT | FILE | 0x42;
+    pmes[10] = UFFD_WP;
+    let before = pmes;
+    let mut states = [PteState::None as u8; 16];
+    states[2] = PteState::Present as u8;
+    states[10] = PteState::Marker as u8;
+    let mut r = Run::new(100, &mut pmes, &states, SWAP_TYPES, true);
+    assert_eq!(r.merge_all(entries), Err(RecordError::Order));
     let want: Vec<u64> = (0..16u64)
         .map(|i| match i {
             0 => RESIDENT,
-            4..=7 => swapped_entry(1, 40 + i - 4),
-            10 => swapped_entry(1, 77),
-            _ => 0,
+            4 | 6 | 7 => swapped_entry(1, 40 + i - 4),
+            5 => swapped_entry(1, 41) | SOFT_DIRTY,
+            _ => before[i as usize],
         })
         .collect();
-    assert_eq!(r.slots(), &want[..]);
-    let mut r = FileRange::new(100, &mut slots, SWAP_TYPES, true);
-    assert_eq!(r.fill([entries[0], entries[2], entries[3]]), Ok(5));
-    assert_eq!(r.fill([]), Ok(0));
+    assert_eq!(r.pmes(), &want[..]);
+    let mut pmes = [0u64; 16];
+    let mut r = Run::new(100, &mut pmes, &states, SWAP_TYPES, true);
+    assert_eq!(r.merge_all([entries[0], entries[2], entries[3]]), Ok(5));
+    assert_eq!(r.merge_all([]), Ok(0));
+    // States shorter than the run: the offsets past them keep their entry.
+    let mut pmes = [0u64; 8];
+    let mut r = Run::new(104, &mut pmes, &states[..2], SWAP_TYPES, true);
+    assert_eq!(r.merge(&entries[2]), Ok(4));
+    assert_eq!(
+        r.pmes(),
+        &[swapped_entry(1, 40), swapped_entry(1, 41), 0, 0, 0, 0, 0, 0]
+    );
 }
 
 #[test]
-fn merge_is_report_entry_by_entry_over_random_runs() {
+fn a_run_equals_the_reference_slots_then_report_over_random_runs() {
+    // Run::merge_all (what the kernel runs) against FileRange's slots
+    // followed by report() per offset, for random entries, states and
+    // 6.12 entries (any bits: garbage in pte_none entries too).
     let mut rng = XorShift::new(0x6d65_7267);
-    let slot_pool = [
+    let cur_pool = [
         0,
-        RESIDENT,
-        swapped_entry(3, 0x1000),
-        SWAPPED_NOWHERE,
-        PRESENT | 5,
+        SOFT_DIRTY,
+        PRESENT | FILE | 0x42,
+        SWAP | 0x21,
+        UFFD_WP,
         u64::MAX,
     ];
-    let cur_pool = [0, SOFT_DIRTY, PRESENT | FILE | 0x42, SWAP | 0x21, UFFD_WP];
-    for _ in 0..2000 {
-        let n = (rng.next() % 40) as usize;
+    for _ in 0..3000 {
+        let n = 1 + (rng.next() % 40) as usize;
+        let first = rng.next() % 64;
         let states: Vec<u8> = (0..n).map(|_| (rng.next() % 6) as u8).collect();
-        let slots: Vec<u64> = (0..n)
-            .map(|_| slot_pool[(rng.next() % slot_pool.len() as u64) as usize])
-            .collect();
         let before: Vec<u64> = (0..n)
             .map(|_| cur_pool[(rng.next() % cur_pool.len() as u64) as usize])
             .collect();
-        // A shorter slice of any of the three: only the common prefix.
-        let cut = (rng.next() % (n as u64 + 1)) as usize;
+        let candidates: Vec<Entry> = (0..rng.next() % 6)
+            .map(|_| Entry {
+                index: rng.next() % 128,
+                order: (rng.next() % 4) as u32,
+                kind: if rng.next() % 3 == 0 {
+                    EntryKind::Folio
+                } else {
+                    EntryKind::Swap
+                },
+                swap_type: (rng.next() % 33) as u32,
+                swap_offset: rng.next() % 1000,
+            })
+            .collect();
+        let show = rng.next() % 4 != 0;
+        // An XArray holds one entry per index: keep the entries that do
+        // not overlap an earlier one, as a walk meets them.
+        let mut taken = [false; 256];
+        let mut entries = Vec::new();
+        for e in candidates {
+            let span = 1usize << e.order;
+            let start = e.index as usize & !(span - 1);
+            if (start..start + span).all(|i| !taken[i]) {
+                (start..start + span).for_each(|i| taken[i] = true);
+                entries.push(e);
+            }
+        }
+        let mut slots = vec![0u64; n];
+        let mut reference = FileRange::new(first, &mut slots, SWAP_TYPES, show);
+        for e in &entries {
+            let _ = reference.record(e);
+        }
         let mut pmes = before.clone();
-        merge(&mut pmes, &states[..cut], &slots);
+        let mut run = Run::new(first, &mut pmes, &states, SWAP_TYPES, show);
+        let _ = run.merge_all(entries.iter().copied());
         for i in 0..n {
             let want = match PteState::from_raw(states[i] as u32) {
-                Some(pte) if i < cut => report(pte, before[i], slots[i]),
-                _ => before[i],
+                Some(pte) => report(pte, before[i], slots[i]),
+                None => before[i],
             };
-            assert_eq!(pmes[i], want, "entry {i} of {n}, cut {cut}");
+            assert_eq!(pmes[i], want, "offset {i} of {n} from {first}: {entries:?}");
         }
     }
 }
