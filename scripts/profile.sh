@@ -17,7 +17,9 @@
 # The tables go into docs/profiles/<case>.txt (committed: the docs quote
 # them) with both kernels' provenance.
 #   BENCH_MIB       memory per case in MiB (default 256)
-#   BENCH_SYSTEM    rmap-id (default) or vma-lock: whose kernels (make bench's)
+#   BENCH_SYSTEM    rmap-id (default), vma-lock or pagemap-swap: whose
+#                   kernels (make bench's); a pagemap-swap case is one
+#                   measurement, e.g. pm.d50.b512.shared
 #   BENCH_TIMEOUT   seconds per guest before it counts as hung (default 5400)
 set -uo pipefail
 # shellcheck source=scripts/env.sh
@@ -33,8 +35,14 @@ SYSTEM="${BENCH_SYSTEM:-rmap-id}"
 case "$SYSTEM" in
 rmap-id) OUT="$BUILD_DIR/bench" ;;
 vma-lock) OUT="$BUILD_DIR/bench-vma-lock" ;;
-*) die "make profile: BENCH_SYSTEM=$SYSTEM is not supported here (rmap-id, vma-lock)" ;;
+# A pagemap-swap case is one measurement of a boot case, e.g.
+# pm.d50.b512.shared-optin of the boot pm.d50 (with the bench's zram).
+pagemap-swap) OUT="$BUILD_DIR/bench-pagemap-swap" ;;
+*) die "make profile: BENCH_SYSTEM=$SYSTEM is not supported here (rmap-id, vma-lock, pagemap-swap)" ;;
 esac
+# The boot case a measurement belongs to, and what that boot needs.
+boot_case() { case "$1" in pm.*) echo "${1%%.b*}" ;; *) echo "$1" ;; esac; }
+boot_append() { case "$1" in pm.*) echo " RUSTMM_SWAP_MIB=512" ;; esac; }
 mkdir -p "$OUT/profile"
 
 # shellcheck source=scripts/bench-lib.sh
@@ -54,7 +62,7 @@ profile() { # KERNEL CASE
 	rm -f "$data"
 	say "[$1] profiling $2: $RUNS runs of $MIB MiB (console: $log)"
 	timeout "$TIMEOUT" bash -c 'qemu_run "$@"' qemu_run "$1" "$OUT/profile/initramfs.cpio" \
-		"nokaslr RUSTMM_BENCH_RUNS=$RUNS RUSTMM_BENCH_MIB=$MIB RUSTMM_BENCH_CASE=$2 RUSTMM_BENCH_PROFILE=$2" \
+		"nokaslr RUSTMM_BENCH_RUNS=$RUNS RUSTMM_BENCH_MIB=$MIB RUSTMM_BENCH_CASE=$(boot_case "$2") RUSTMM_BENCH_PROFILE=$2$(boot_append "$2")" \
 		-plugin "$plugin,arg=out=$data" < /dev/null 2>&1 | tr -d '\r' > "$log"
 	rc=${PIPESTATUS[0]}
 	if [ "$rc" -ne 0 ] || grep -q 'Kernel panic' "$log" ||
