@@ -19,13 +19,13 @@
 //!   the swap type and offset, as 6.12 encodes `PM_SWAP` entries.
 //!
 //! C's PTE loop computes 6.12's entries; for an opted-in reader C then
-//! notes each PTE's state and, for each run of entries whose state takes
-//! the file's entry ([`FILE_STATES`]), walks the file's XArray once (RCU)
+//! notes each PTE's state and walks the file's XArray once (RCU) over the
+//! span of entries whose state takes the file's entry ([`FILE_STATES`]),
 //! and hands the entries it found to [`Run::merge_all`], which expands
 //! each -- a large (multi-index) entry covers `1 << order` offsets, the
 //! swap offset growing with the index -- and gives the offsets it covers
-//! their final entry ([`report`]): one call into Rust per run, work per
-//! entry found. Everything else keeps 6.12's encoding; a reader that did
+//! their final entry ([`report`]): one call into Rust per page-table
+//! range, work per entry found. Everything else keeps 6.12's encoding; a reader that did
 //! not opt in never reaches this code. [`FileRange`] is the same
 //! expansion into a range of its own slots (the reference the host tests
 //! compare against).
@@ -294,6 +294,20 @@ impl<'a> Run<'a> {
     /// covers, or why none ([`FileRange::record`]'s errors).
     pub fn merge(&mut self, entry: &Entry) -> Result<usize, RecordError> {
         let located = self.show_location && entry.swap_type < self.swap_types;
+        // Most entries are order 0: one offset, no span to clip.
+        if entry.order == 0 {
+            let i = entry
+                .index
+                .checked_sub(self.first)
+                .filter(|&i| i < self.pmes.len() as u64)
+                .ok_or(RecordError::Outside)? as usize;
+            if let (Some(pme), Some(&raw)) = (self.pmes.get_mut(i), self.states.get(i)) {
+                if let Some(pte) = PteState::from_raw(raw as u32) {
+                    *pme = report(pte, *pme, slot_of(entry, 0, located));
+                }
+            }
+            return Ok(1);
+        }
         let (from, to, delta) = covered(entry, self.first, self.pmes.len())?;
         for (i, pme) in self.pmes[from..=to].iter_mut().enumerate() {
             let Some(&raw) = self.states.get(from + i) else {

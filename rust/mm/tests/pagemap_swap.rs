@@ -625,7 +625,7 @@ fn a_run_equals_the_reference_slots_then_report_over_random_runs() {
             .map(|_| Entry {
                 index: rng.next() % 128,
                 order: (rng.next() % 4) as u32,
-                kind: if rng.next() % 3 == 0 {
+                kind: if rng.next().is_multiple_of(3) {
                     EntryKind::Folio
                 } else {
                     EntryKind::Swap
@@ -634,7 +634,7 @@ fn a_run_equals_the_reference_slots_then_report_over_random_runs() {
                 swap_offset: rng.next() % 1000,
             })
             .collect();
-        let show = rng.next() % 4 != 0;
+        let show = !rng.next().is_multiple_of(4);
         // An XArray holds one entry per index: keep the entries that do
         // not overlap an earlier one, as a walk meets them.
         let mut taken = [false; 256];
