@@ -5,9 +5,10 @@
 //! and `fs/proc/task_mmu.c`'s pagemap walk.
 //!
 //! C owns the walk (RCU, the XArray, the page tables) and the buffers; the
-//! decisions are [`crate::pagemap_swap`]'s, one call per run of entries.
-//! The only `unsafe` here is the view of C's buffers as slices. The header's enums and the pagemap bits
-//! are checked at compile time against the core.
+//! decisions are [`crate::pagemap_swap`]'s, one call per page-table range.
+//! The only `unsafe` here is the view of C's buffers as slices. The
+//! header's enums and the pagemap bits are checked at compile time
+//! against the core.
 
 use kernel::bindings;
 use kernel::error::code::EINVAL;
