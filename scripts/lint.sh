@@ -17,6 +17,9 @@ gate() { if "$@" > "$BUILD_DIR/lint.$1.log" 2>&1; then echo "lint: $1: ok"; else
 
 checkpatch() {
 	local dir="$BUILD_DIR/series-lint" rc=0 p
+	# A fresh export: a topic exported by an earlier run of another series
+	# must not be checked as this one's.
+	rm -rf "$dir"
 	bash "$RUST_MM_TOP/scripts/series.sh" export "$dir" >/dev/null || return 1
 	# Every patch of every topic (not the cover letters), signed off as
 	# sent: a missing Signed-off-by fails. FILE_PATH_CHANGES ("does
