@@ -24,7 +24,10 @@
 set -uo pipefail
 # shellcheck source=scripts/env.sh
 . "$(dirname "$0")/env.sh"
-[ "$TARGET" = x86_64 ] || die "make profile is x86_64 only for now (ARCH=$ARCH: not yet, see docs/arm64.md)"
+case "$TARGET" in
+x86_64|arm64) ;;
+*) die "make profile runs on x86_64 and arm64 with 4K pages, as make bench (GRANULE=$GRANULE)" ;;
+esac
 
 CASES="${PROFILE_CASES:-small.fork}"
 RUNS="${PROFILE_RUNS:-3}"
@@ -33,17 +36,20 @@ TIMEOUT="${BENCH_TIMEOUT:-5400}"
 # BENCH_SYSTEM as for make bench: the same kernels (build/bench-<system>).
 SYSTEM="${BENCH_SYSTEM:-rmap-id}"
 case "$SYSTEM" in
-rmap-id) OUT="$BUILD_DIR/bench" ;;
-vma-lock) OUT="$BUILD_DIR/bench-vma-lock" ;;
+rmap-id) OUT="$BUILD_DIR/bench$TSUFFIX" ;;
+vma-lock) OUT="$BUILD_DIR/bench$TSUFFIX-vma-lock" ;;
 # A pagemap-swap case is one measurement of a boot case, e.g.
 # pm.d50.b512.shared-optin of the boot pm.d50 (with the bench's zram).
-pagemap-swap) OUT="$BUILD_DIR/bench-pagemap-swap" ;;
+pagemap-swap) OUT="$BUILD_DIR/bench$TSUFFIX-pagemap-swap" ;;
 *) die "make profile: BENCH_SYSTEM=$SYSTEM is not supported here (rmap-id, vma-lock, pagemap-swap)" ;;
 esac
 # The boot case a measurement belongs to, and what that boot needs.
 boot_case() { case "$1" in pm.*) echo "${1%%.b*}" ;; *) echo "$1" ;; esac; }
 boot_append() { case "$1" in pm.*) echo " RUSTMM_SWAP_MIB=512" ;; esac; }
 mkdir -p "$OUT/profile"
+# x86_64's tables keep their names; arm64's are docs/profiles/CASE-arm64.txt.
+ARCH_ARG=""
+[ "$TARGET" = x86_64 ] || ARCH_ARG=" ARCH=$ARCH"
 
 # shellcheck source=scripts/bench-lib.sh
 . "$RUST_MM_TOP/scripts/bench-lib.sh"
@@ -105,13 +111,13 @@ for c in $CASES; do
 	python3 "$RUST_MM_TOP/scripts/profile-report.py" --case "$c" \
 		--base "$OUT/profile/base-$c.blocks" --base-map "$OUT/kernel-base/System.map" \
 		--patched "$OUT/profile/patched-$c.blocks" --patched-map "$OUT/kernel-patched/System.map" \
-		--command "make profile PROFILE_CASES=$c PROFILE_RUNS=$RUNS BENCH_MIB=$MIB" \
+		--command "make profile$ARCH_ARG PROFILE_CASES=$c PROFILE_RUNS=$RUNS BENCH_MIB=$MIB" \
 		> "$OUT/profile-$c.txt" || die "profile-report.py failed"
 	{ cat "$OUT/profile-$c.txt"
 	  echo
 	  echo "# provenance"
 	  sed 's/^/#   base: /' "$OUT/profile/manifest-base-$c.txt"
-	  sed 's/^/#   patched: /' "$OUT/profile/manifest-patched-$c.txt"; } > "$RUST_MM_TOP/docs/profiles/$c.txt"
+	  sed 's/^/#   patched: /' "$OUT/profile/manifest-patched-$c.txt"; } > "$RUST_MM_TOP/docs/profiles/$c$TSUFFIX.txt"
 	cat "$OUT/profile-$c.txt"
-	say "profile: docs/profiles/$c.txt (and $OUT/profile-$c.txt)"
+	say "profile: docs/profiles/$c$TSUFFIX.txt (and $OUT/profile-$c.txt)"
 done

@@ -101,14 +101,11 @@ say "== uffd-unit-tests' events group on both kernels: reported, not counted =="
 # A race of 6.12 (docs/test-guests.md: UFFDIO_UNREGISTER against a
 # userfault taken under the per-VMA lock) fails it on the unpatched kernel
 # about as often as on ours; its outcome says nothing about the series.
+USERSPACE_OURS=0 USERSPACE_KSFT_SETS=racy USERSPACE_LOG="$BUILD_DIR/userspace-racy.log" \
+	USERSPACE_NAME=racy bash "$RUST_MM_TOP/scripts/run-userspace.sh" > "$BUILD_DIR/test-all.racy-patched.out" 2>&1
+USERSPACE_OURS=0 USERSPACE_KSFT_SETS=racy USERSPACE_LOG="$BUILD_DIR/userspace-base-racy.log" \
+	bash "$RUST_MM_TOP/scripts/run-variant.sh" base > "$BUILD_DIR/test-all.racy-base.out" 2>&1
 for k in patched base; do
-	if [ "$k" = patched ]; then
-		USERSPACE_OURS=0 USERSPACE_KSFT_SETS=racy USERSPACE_LOG="$BUILD_DIR/userspace-racy.log" \
-			USERSPACE_NAME=racy bash "$RUST_MM_TOP/scripts/run-userspace.sh" > "$BUILD_DIR/test-all.racy-$k.out" 2>&1
-	else
-		USERSPACE_OURS=0 USERSPACE_KSFT_SETS=racy USERSPACE_LOG="$BUILD_DIR/userspace-base-racy.log" \
-			bash "$RUST_MM_TOP/scripts/run-variant.sh" base > "$BUILD_DIR/test-all.racy-$k.out" 2>&1
-	fi
 	say "racy, $k kernel: $(tail -n 1 "$BUILD_DIR/test-all.racy-$k.out")"
 done
 

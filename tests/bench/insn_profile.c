@@ -3,7 +3,8 @@
  * insn_profile: a QEMU TCG plugin that counts the guest instructions
  * executed inside the benchmark's measured windows, per translation block,
  * for scripts/profile.sh. A window opens when any vCPU executes the marker
- * "nopl 0x524d4231(%rax,%rax,1)" and closes at "nopl 0x524d4230(...)"
+ * "nopl 0x524d4231(%rax,%rax,1)" (x86_64) or "movz xzr, #0x4231" (arm64)
+ * and closes at "nopl 0x524d4230(...)" or "movz xzr, #0x4230"
  * (tests/bench/rmap_bench.c emits them around the action of the case
  * named by RUSTMM_BENCH_PROFILE); while it is open, every vCPU's blocks
  * count, as under -icount, where the guest clock counts every vCPU.
@@ -66,8 +67,13 @@ static pthread_mutex_t blocks_lock = PTHREAD_MUTEX_INITIALIZER;
 static int open_window;
 static uint64_t windows;
 static const char *out_path;
+static bool arm64;	/* the guest's instruction set: which marker */
 
+/* x86_64: nopl disp32(%rax,%rax,1), the displacement says which. */
 static const unsigned char marker[4] = { 0x0f, 0x1f, 0x84, 0x00 };
+/* arm64: movz xzr, #0x4231 / #0x4230 (little-endian words). */
+#define A64_BEGIN 0xd288463fu
+#define A64_END 0xd288461fu
 
 static void block_exec(unsigned int vcpu, void *udata)
 {
@@ -112,15 +118,25 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	for (size_t i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 		const unsigned char *d = qemu_plugin_insn_data(insn);
-		uint32_t disp;
+		size_t size = qemu_plugin_insn_size(insn);
+		uint32_t word;
+		bool begin, end;
 
-		if (qemu_plugin_insn_size(insn) != 8 || memcmp(d, marker, 4))
+		if (arm64 && size == 4) {
+			memcpy(&word, d, 4);
+			begin = word == A64_BEGIN;
+			end = word == A64_END;
+		} else if (!arm64 && size == 8 && !memcmp(d, marker, 4)) {
+			memcpy(&word, d + 4, 4);
+			begin = word == 0x524d4231;
+			end = word == 0x524d4230;
+		} else {
 			continue;
-		memcpy(&disp, d + 4, 4);
-		if (disp == 0x524d4231)
+		}
+		if (begin)
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, window_begin,
 							       QEMU_PLUGIN_CB_NO_REGS, NULL);
-		else if (disp == 0x524d4230)
+		else if (end)
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, window_end,
 							       QEMU_PLUGIN_CB_NO_REGS, NULL);
 	}
@@ -147,7 +163,7 @@ static void at_exit(qemu_plugin_id_t id, void *udata)
 __attribute__((visibility("default")))
 int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, char **argv)
 {
-	(void)info;
+	arm64 = info && info->target_name && !strcmp(info->target_name, "aarch64");
 	for (int i = 0; i < argc; i++)
 		if (!strncmp(argv[i], "out=", 4))
 			out_path = argv[i] + 4;

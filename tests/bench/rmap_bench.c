@@ -148,10 +148,23 @@ static uint64_t now_ns(void)
 
 /*
  * scripts/profile.sh: around the action of the case named by
- * RUSTMM_BENCH_PROFILE, two marker instructions (nopl with a displacement
- * of "RMB1"/"RMB0") tell tests/bench/insn_profile.c, a QEMU plugin, when a
- * measured window opens and closes. Outside a profile they are not run.
+ * RUSTMM_BENCH_PROFILE, two marker instructions tell
+ * tests/bench/insn_profile.c, a QEMU plugin, when a measured window opens
+ * and closes. Outside a profile they are not run. Each is an instruction
+ * without effect that compilers do not emit: x86_64 "nopl" with a
+ * displacement of "RMB1"/"RMB0"; arm64 "movz xzr, #0x4231"/"#0x4230" (a
+ * write to the zero register).
  */
+#if defined(__x86_64__)
+#define WINDOW_BEGIN ".byte 0x0f, 0x1f, 0x84, 0x00, 0x31, 0x42, 0x4d, 0x52"
+#define WINDOW_END ".byte 0x0f, 0x1f, 0x84, 0x00, 0x30, 0x42, 0x4d, 0x52"
+#elif defined(__aarch64__)
+#define WINDOW_BEGIN ".inst 0xd288463f"
+#define WINDOW_END ".inst 0xd288461f"
+#else
+#error "profile window markers: x86_64 and arm64 only"
+#endif
+#define PROFILE_MARK(insn) asm volatile(insn ::: "memory")
 static int profiling;
 
 /*
@@ -176,10 +189,8 @@ static uint64_t start(void)
 	win_flt0 = minflt();
 	t = now_ns();
 
-#if defined(__x86_64__)
 	if (profiling)
-		asm volatile(".byte 0x0f, 0x1f, 0x84, 0x00, 0x31, 0x42, 0x4d, 0x52" ::: "memory");
-#endif
+		PROFILE_MARK(WINDOW_BEGIN);
 	return t;
 }
 
@@ -187,10 +198,8 @@ static uint64_t stop(void)
 {
 	uint64_t t;
 
-#if defined(__x86_64__)
 	if (profiling)
-		asm volatile(".byte 0x0f, 0x1f, 0x84, 0x00, 0x30, 0x42, 0x4d, 0x52" ::: "memory");
-#endif
+		PROFILE_MARK(WINDOW_END);
 	t = now_ns();
 	win_faults = minflt() - win_flt0;
 	return t;
@@ -1167,13 +1176,6 @@ int main(int argc, char **argv)
 		printf("RUSTMM-BENCH-DONE errors=1\n");
 		return 1;
 	}
-#if !defined(__x86_64__)
-	if (profile) {
-		printf("RUSTMM-BENCH-ERROR setup RUSTMM_BENCH_PROFILE: the window markers are x86_64's\n");
-		printf("RUSTMM-BENCH-DONE errors=1\n");
-		return 1;
-	}
-#endif
 	if (runs < 1 || !mib || size % THP) {
 		printf("RUSTMM-BENCH-ERROR setup bad RUNS or MIB (a multiple of 2)\n");
 		printf("RUSTMM-BENCH-DONE errors=1\n");
