@@ -214,7 +214,8 @@ check)
 	  git -c user.name=x -c user.email=x@x commit -q -m pristine &&
 	  while read -r p; do
 		case "$p" in ''|'#'*) continue ;; esac
-		git -c user.name=x -c user.email=x@x am -q "$dir/$p" || { echo "git am: FAILED at $p"; exit 1; }
+		git -c user.name=x -c user.email=x@x am -q "$dir/$p" ||
+			{ git am --abort; echo "git am: FAILED at $p"; exit 1; }
 	  done < "$dir/series" ) && echo "series-check: git am applies every topic's patches in order: ok"
 	( cd "$tmp/quilt" && mkdir -p patches && cp -a "$dir"/. patches/ &&
 	  QUILT_PATCHES=patches quilt push -a -q --fuzz=0 >"$tmp/quilt.log" 2>&1 ||
@@ -233,7 +234,7 @@ check)
 		  for x in $deps $t; do
 			while read -r p; do
 				git -c user.name=x -c user.email=x@x am -q "$dir/$x/$p" ||
-					{ echo "git am: topic $t: FAILED at $x/$p"; exit 1; }
+					{ git am --abort; echo "git am: topic $t: FAILED at $x/$p"; exit 1; }
 			done < "$dir/$x/series"
 		  done ) >"$tmp/topic-$t.log" 2>&1 &&
 			echo "series-check: topic $t applies on the pristine tree + ${deps:-nothing else}: ok" ||
