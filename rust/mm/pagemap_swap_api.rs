@@ -14,15 +14,11 @@ use kernel::bindings;
 use kernel::error::code::EINVAL;
 use kernel::ffi::{c_long, c_uint, c_ulong};
 
-use crate::pagemap_swap::{self, Entry, EntryKind, PteState, Run, VmaKind};
+use crate::pagemap_swap::{self, Entry, EntryKind, RecordError, Run, VmaKind};
 
 const _: () = {
     assert!(bindings::pagemap_file_kind_PAGEMAP_FILE_FOLIO == EntryKind::Folio as u32);
     assert!(bindings::pagemap_file_kind_PAGEMAP_FILE_SWAP == EntryKind::Swap as u32);
-    assert!(bindings::pagemap_pte_state_PAGEMAP_PTE_NONE == PteState::None as u32);
-    assert!(bindings::pagemap_pte_state_PAGEMAP_PTE_PRESENT == PteState::Present as u32);
-    assert!(bindings::pagemap_pte_state_PAGEMAP_PTE_SWAP_ENTRY == PteState::SwapEntry as u32);
-    assert!(bindings::pagemap_pte_state_PAGEMAP_PTE_MARKER == PteState::Marker as u32);
     assert!(bindings::pagemap_vma_kind_PAGEMAP_VMA_PRIVATE_ANON == VmaKind::PrivateAnon as u32);
     assert!(bindings::pagemap_vma_kind_PAGEMAP_VMA_SHARED_SHMEM == VmaKind::SharedShmem as u32);
     assert!(bindings::pagemap_vma_kind_PAGEMAP_VMA_PRIVATE_SHMEM == VmaKind::PrivateShmem as u32);
@@ -44,8 +40,8 @@ const _: () = {
     type Entries = *const bindings::pagemap_file_entry;
     let _: [unsafe extern "C" fn(Range, Entries, c_ulong) -> c_long; 2] =
         [bindings::rust_pagemap_file_merge, rust_pagemap_file_merge];
-    let _: [unsafe extern "C" fn() -> c_uint; 2] =
-        [bindings::rust_pagemap_file_states, rust_pagemap_file_states];
+    let _: [unsafe extern "C" fn() -> u64; 2] =
+        [bindings::rust_pagemap_pte_decided, rust_pagemap_pte_decided];
     let _: [unsafe extern "C" fn(bool, c_uint) -> bool; 2] =
         [bindings::rust_pagemap_walks_file, rust_pagemap_walks_file];
 };
@@ -66,7 +62,7 @@ unsafe fn c_slice<'a, T>(ptr: *const T, n: c_ulong) -> &'a [T] {
 }
 
 /// Give a run of PTEs their final pagemap entries from the `n` entries one
-/// walk of the file's XArray found over the run ([`Run::merge_all`]):
+/// walk of the file's XArray found over the run ([`Run::merge`] each):
 /// how many offsets the entries covered, or `-EINVAL` for a NULL range or
 /// entry buffer, or an entry the core refuses (an unknown kind, an
 /// impossible order; the others are merged all the same).
@@ -75,8 +71,7 @@ unsafe fn c_slice<'a, T>(ptr: *const T, n: c_ulong) -> &'a [T] {
 ///
 /// `range` is NULL or points to a `struct pagemap_file_range` whose `pmes`
 /// is NULL or points to `nr` writable `u64`s that nothing else accesses
-/// during the call and whose `pte_states` is NULL or points to `nr`
-/// bytes; `entries` is NULL or points to `n` entries.
+/// during the call; `entries` is NULL or points to `n` entries.
 #[no_mangle]
 pub unsafe extern "C" fn rust_pagemap_file_merge(
     range: *const bindings::pagemap_file_range,
@@ -95,37 +90,42 @@ pub unsafe extern "C" fn rust_pagemap_file_merge(
     // requirements, points to `nr` writable `u64`s no one else accesses
     // during the call; `u64` has no invalid values.
     let pmes = unsafe { core::slice::from_raw_parts_mut(r.pmes, r.nr) };
-    // SAFETY: Forwarded from this function's safety requirements (a NULL
-    // `pte_states` is an empty slice: no entry changes).
-    let (states, found) = unsafe { (c_slice(r.pte_states, r.nr), c_slice(entries, n)) };
-    let mut run = Run::new(r.first, pmes, states, r.swap_types, r.show_location);
-    let mut unknown = false;
-    let covered = run.merge_all(found.iter().filter_map(|e| {
+    // SAFETY: Forwarded from this function's safety requirements.
+    let found = unsafe { c_slice(entries, n) };
+    let mut run = Run::new(r.first, pmes, r.swap_types, r.show_location);
+    // A plain loop over C's array (one call per range, work per entry).
+    let mut covered: usize = 0;
+    let mut refused = false;
+    for e in found {
         let Some(kind) = EntryKind::from_raw(e.kind) else {
-            unknown = true;
-            return None;
+            refused = true;
+            continue;
         };
-        Some(Entry {
+        let entry = Entry {
             index: e.index,
             order: e.order,
             kind,
             swap_type: e.swap_type,
             swap_offset: e.swap_offset,
-        })
-    }));
-    match covered {
-        // At most `nr` offsets per entry, which a `long` holds (64-bit).
-        Ok(k) if !unknown => k as c_long,
-        _ => EINVAL.to_errno() as c_long,
+        };
+        match run.merge(&entry) {
+            Ok(k) => covered = covered.saturating_add(k),
+            Err(RecordError::Outside) => {}
+            Err(RecordError::Order) => refused = true,
+        }
     }
+    if refused {
+        return EINVAL.to_errno() as c_long;
+    }
+    c_long::try_from(covered).unwrap_or(c_long::MAX)
 }
 
-/// The PTE states (bit `s` for C's state `s`) whose entry comes from the
-/// file ([`pagemap_swap::FILE_STATES`]): C walks the XArray only over runs
-/// of PTEs in these states.
+/// The pagemap entry bits that say a PTE decides its entry
+/// ([`pagemap_swap::PTE_DECIDED`]): C walks the XArray only over offsets
+/// whose 6.12 entry has none of them.
 #[no_mangle]
-pub extern "C" fn rust_pagemap_file_states() -> c_uint {
-    pagemap_swap::FILE_STATES
+pub extern "C" fn rust_pagemap_pte_decided() -> u64 {
+    pagemap_swap::PTE_DECIDED
 }
 
 /// Whether a read walks the file behind a vma of `vma_kind`

@@ -19,9 +19,11 @@
 //!   the swap type and offset, as 6.12 encodes `PM_SWAP` entries.
 //!
 //! C's PTE loop computes 6.12's entries; for an opted-in reader C then
-//! notes each PTE's state and walks the file's XArray once (RCU) over the
-//! span of entries whose state takes the file's entry ([`FILE_STATES`]),
-//! and hands the entries it found to [`Run::merge_all`], which expands
+//! walks the file's XArray once (RCU) over the span of entries that take
+//! the file's entry -- 6.12's entry of a `pte_none` PTE has none of the
+//! bits [`PTE_DECIDED`], every other PTE's has one, so the entries say
+//! which PTEs were none ([`PteState::of_entry`]) -- and hands the entries
+//! it found to [`Run::merge_all`], which expands
 //! each -- a large (multi-index) entry covers `1 << order` offsets, the
 //! swap offset growing with the index -- and gives the offsets it covers
 //! their final entry ([`report`]): one call into Rust per page-table
@@ -251,8 +253,9 @@ fn slot_of(entry: &Entry, delta: u64, located: bool) -> u64 {
 }
 
 /// A run of PTEs of a shared shmem mapping from file offset `first`, as
-/// C's pagemap walk left them: `pmes` the entries 6.12 computed, `states`
-/// the PTEs' states (C's raw values). Each entry one walk of the file's
+/// C's pagemap walk left them: `pmes` the entries 6.12 computed, which
+/// also say what each PTE held ([`PteState::of_entry`]). Each entry one
+/// walk of the file's
 /// XArray found over the run gives the offsets it covers their final
 /// entry ([`report`]); an offset no entry covers keeps 6.12's entry (a
 /// hole: what [`report`] gives it). Work per entry found, none per offset
@@ -260,26 +263,17 @@ fn slot_of(entry: &Entry, delta: u64, located: bool) -> u64 {
 pub struct Run<'a> {
     first: u64,
     pmes: &'a mut [u64],
-    states: &'a [u8],
     swap_types: u32,
     show_location: bool,
 }
 
 impl<'a> Run<'a> {
-    /// The run of `pmes.len()` PTEs from `first`; an offset past the end
-    /// of `states` has no known state and keeps its entry. `swap_types`
-    /// and `show_location` as for [`FileRange::new`].
-    pub fn new(
-        first: u64,
-        pmes: &'a mut [u64],
-        states: &'a [u8],
-        swap_types: u32,
-        show_location: bool,
-    ) -> Self {
+    /// The run of `pmes.len()` PTEs from `first`. `swap_types` and
+    /// `show_location` as for [`FileRange::new`].
+    pub fn new(first: u64, pmes: &'a mut [u64], swap_types: u32, show_location: bool) -> Self {
         Self {
             first,
             pmes,
-            states,
             swap_types,
             show_location,
         }
@@ -296,26 +290,21 @@ impl<'a> Run<'a> {
         let located = self.show_location && entry.swap_type < self.swap_types;
         // Most entries are order 0: one offset, no span to clip.
         if entry.order == 0 {
-            let i = entry
-                .index
-                .checked_sub(self.first)
-                .filter(|&i| i < self.pmes.len() as u64)
-                .ok_or(RecordError::Outside)? as usize;
-            if let (Some(pme), Some(&raw)) = (self.pmes.get_mut(i), self.states.get(i)) {
-                if let Some(pte) = PteState::from_raw(raw as u32) {
-                    *pme = report(pte, *pme, slot_of(entry, 0, located));
-                }
-            }
+            // An index below `first` wraps to an offset past the run.
+            let i = entry.index.wrapping_sub(self.first);
+            let Some(pme) = usize::try_from(i).ok().and_then(|i| self.pmes.get_mut(i)) else {
+                return Err(RecordError::Outside);
+            };
+            *pme = report(PteState::of_entry(*pme), *pme, slot_of(entry, 0, located));
             return Ok(1);
         }
         let (from, to, delta) = covered(entry, self.first, self.pmes.len())?;
         for (i, pme) in self.pmes[from..=to].iter_mut().enumerate() {
-            let Some(&raw) = self.states.get(from + i) else {
-                break;
-            };
-            if let Some(pte) = PteState::from_raw(raw as u32) {
-                *pme = report(pte, *pme, slot_of(entry, delta + i as u64, located));
-            }
+            *pme = report(
+                PteState::of_entry(*pme),
+                *pme,
+                slot_of(entry, delta + i as u64, located),
+            );
         }
         Ok(to - from + 1)
     }
@@ -343,37 +332,45 @@ impl<'a> Run<'a> {
     }
 }
 
-/// What a PTE of a shared shmem mapping holds, as C classifies it.
-#[repr(u32)]
+/// What a PTE of a shared shmem mapping held, as 6.12's pagemap entry
+/// for it says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PteState {
     /// `pte_none()`, or no page table at all (a hole of the walk).
-    None = 0,
-    /// A present PTE.
-    Present = 1,
-    /// A swap or migration entry.
-    SwapEntry = 2,
-    /// A PTE marker (uffd-wp, poison, guard).
-    Marker = 3,
+    None,
+    /// A present PTE ([`PRESENT`]).
+    Present,
+    /// A swap or migration entry, or a PTE marker (uffd-wp, poison,
+    /// guard): 6.12 gives every non-present, non-none PTE [`SWAP`].
+    Swap,
 }
 
+/// The bits of a pagemap entry 6.12 sets for every PTE that is not
+/// `pte_none()` (`pte_to_pagemap_entry()`: [`PRESENT`] for a present PTE,
+/// [`SWAP`] for any other); the entry of a `pte_none` PTE, or of a hole
+/// without a page table, is 0 or [`SOFT_DIRTY`]. C's walk skips the
+/// offsets whose entry has one of these bits: their PTE decides.
+pub const PTE_DECIDED: u64 = PRESENT | SWAP;
+
 impl PteState {
-    /// The state C's `enum pagemap_pte_state` value `raw` names, if any.
-    pub const fn from_raw(raw: u32) -> Option<Self> {
-        match raw {
-            0 => Some(Self::None),
-            1 => Some(Self::Present),
-            2 => Some(Self::SwapEntry),
-            3 => Some(Self::Marker),
-            _ => None,
+    /// What the PTE behind 6.12's pagemap entry `pme` held.
+    pub const fn of_entry(pme: u64) -> Self {
+        if pme & PRESENT != 0 {
+            Self::Present
+        } else if pme & SWAP != 0 {
+            Self::Swap
+        } else {
+            Self::None
         }
     }
 }
 
-/// The PTE states whose pagemap entry comes from the file ([`report`]
-/// gives them the file's entry): bit `s` for state `s`. C walks the
-/// XArray only over runs of such entries.
-pub const FILE_STATES: u32 = 1 << PteState::None as u32;
+/// Whether the entry of a PTE whose 6.12 entry is `pme` comes from the
+/// file (only a `pte_none` PTE's: [`report`]); exactly the entries without
+/// a [`PTE_DECIDED`] bit.
+pub const fn takes_file(pme: u64) -> bool {
+    matches!(PteState::of_entry(pme), PteState::None)
+}
 
 /// What kind of mapping a vma is, for this decision.
 #[repr(u32)]

@@ -16,9 +16,10 @@ mod rng;
 
 use rng::XorShift;
 use rust_mm_core::pagemap_swap::{
-    report, swap_frame, swapped_entry, walks_file, Entry, EntryKind, FileRange, PteState,
-    RecordError, Run, VmaKind, FILE, FILE_STATES, MAX_SWAP_OFFSET, MMAP_EXCLUSIVE, PFRAME_MASK,
-    PRESENT, RESIDENT, SOFT_DIRTY, SWAP, SWAPPED_NOWHERE, SWAP_TYPES, UFFD_WP,
+    report, swap_frame, swapped_entry, takes_file, walks_file, Entry, EntryKind, FileRange,
+    PteState, RecordError, Run, VmaKind, FILE, MAX_SWAP_OFFSET, MMAP_EXCLUSIVE, PFRAME_BITS,
+    PFRAME_MASK, PRESENT, PTE_DECIDED, RESIDENT, SOFT_DIRTY, SWAP, SWAPPED_NOWHERE, SWAP_TYPES,
+    UFFD_WP,
 };
 
 /// 6.12's `pte_to_pagemap_entry()` for a swap PTE, as C writes it:
@@ -430,12 +431,7 @@ fn random_garbage_entries_never_panic_and_fill_only_what_they_cover() {
 // ---------------------------------------------------------------------
 // The decision per PTE and per vma.
 
-const PTES: [PteState; 4] = [
-    PteState::None,
-    PteState::Present,
-    PteState::SwapEntry,
-    PteState::Marker,
-];
+const PTES: [PteState; 3] = [PteState::None, PteState::Present, PteState::Swap];
 const VMAS: [VmaKind; 4] = [
     VmaKind::PrivateAnon,
     VmaKind::SharedShmem,
@@ -501,7 +497,7 @@ fn every_pte_state_and_file_entry_gets_the_documented_answer() {
             }
         }
     }
-    assert_eq!(n, 4 * 8 * 11);
+    assert_eq!(n, 3 * 8 * 11);
 }
 
 #[test]
@@ -517,17 +513,36 @@ fn a_pte_none_entry_reports_hole_resident_or_the_swap_location() {
     assert_eq!(report(PteState::None, 0, s), s);
     assert_eq!(s & (SWAP | FILE | PRESENT), SWAP | FILE);
     // A uffd-wp marker on a swapped-out shmem page keeps 6.12's entry.
-    assert_eq!(report(PteState::Marker, UFFD_WP, s), UFFD_WP);
+    assert_eq!(report(PteState::Swap, SWAP | UFFD_WP, s), SWAP | UFFD_WP);
 }
 
 #[test]
-fn the_raw_pte_states_are_cs_and_unknown_ones_are_refused() {
-    for pte in PTES {
-        assert_eq!(PteState::from_raw(pte as u32), Some(pte));
+fn the_pte_state_is_read_from_6_12s_entry_over_every_flag_combination() {
+    // What 6.12's pte_to_pagemap_entry() gives each kind of PTE.
+    assert_eq!(PteState::of_entry(0), PteState::None);
+    assert_eq!(PteState::of_entry(SOFT_DIRTY), PteState::None);
+    assert_eq!(PteState::of_entry(PRESENT | FILE | 0x42), PteState::Present);
+    assert_eq!(PteState::of_entry(SWAP | 0x21), PteState::Swap);
+    // A uffd-wp marker: a swap PTE to 6.12, PM_SWAP | PM_UFFD_WP.
+    assert_eq!(PteState::of_entry(SWAP | UFFD_WP), PteState::Swap);
+    // Every combination of the flag bits (55..64), with frames.
+    let mut n = 0;
+    for flags in 0..1u64 << (64 - PFRAME_BITS) {
+        for frame in [0, 1, 0x1234, PFRAME_MASK] {
+            let pme = flags << PFRAME_BITS | frame;
+            let want = if pme & PRESENT != 0 {
+                PteState::Present
+            } else if pme & SWAP != 0 {
+                PteState::Swap
+            } else {
+                PteState::None
+            };
+            assert_eq!(PteState::of_entry(pme), want, "{pme:#x}");
+            assert_eq!(takes_file(pme), pme & PTE_DECIDED == 0, "{pme:#x}");
+            n += 1;
+        }
     }
-    for raw in [4, 5, 17, u32::MAX] {
-        assert_eq!(PteState::from_raw(raw), None);
-    }
+    assert_eq!(n, 512 * 4);
     for kind in [EntryKind::Folio, EntryKind::Swap] {
         assert_eq!(EntryKind::from_raw(kind as u32), Some(kind));
     }
@@ -537,14 +552,26 @@ fn the_raw_pte_states_are_cs_and_unknown_ones_are_refused() {
 }
 
 #[test]
-fn file_states_are_exactly_the_states_report_gives_the_files_entry() {
-    // C walks the XArray only where FILE_STATES says; a state outside it
-    // whose report() took the file's entry would be reported wrong.
-    for pte in PTES {
+fn takes_file_is_exactly_where_report_gives_the_files_entry() {
+    // C walks the XArray only where takes_file() (no PTE_DECIDED bit);
+    // an entry outside it whose report() took the file's entry would be
+    // reported wrong.
+    let currents = [
+        0,
+        SOFT_DIRTY,
+        PRESENT | FILE | 0x42,
+        PRESENT,
+        SWAP | 0x21,
+        SWAP | UFFD_WP,
+        SWAP | PRESENT,
+        UFFD_WP,
+        FILE | MMAP_EXCLUSIVE,
+    ];
+    for cur in currents {
         let takes = [RESIDENT, swapped_entry(1, 9), SWAPPED_NOWHERE]
             .iter()
-            .any(|&slot| report(pte, 0, slot) != 0);
-        assert_eq!(FILE_STATES >> (pte as u32) & 1 == 1, takes, "{pte:?}");
+            .any(|&slot| report(PteState::of_entry(cur), cur, slot) != cur);
+        assert_eq!(takes_file(cur), takes, "{cur:#x}");
     }
 }
 
@@ -570,12 +597,9 @@ fn a_run_merges_every_entry_and_names_the_first_refusal() {
     pmes[3] = SOFT_DIRTY;
     pmes[5] = SOFT_DIRTY;
     pmes[2] = PRESENT | FILE | 0x42;
-    pmes[10] = UFFD_WP;
+    pmes[10] = SWAP | UFFD_WP;
     let before = pmes;
-    let mut states = [PteState::None as u8; 16];
-    states[2] = PteState::Present as u8;
-    states[10] = PteState::Marker as u8;
-    let mut r = Run::new(100, &mut pmes, &states, SWAP_TYPES, true);
+    let mut r = Run::new(100, &mut pmes, SWAP_TYPES, true);
     assert_eq!(r.merge_all(entries), Err(RecordError::Order));
     let want: Vec<u64> = (0..16u64)
         .map(|i| match i {
@@ -587,24 +611,49 @@ fn a_run_merges_every_entry_and_names_the_first_refusal() {
         .collect();
     assert_eq!(r.pmes(), &want[..]);
     let mut pmes = [0u64; 16];
-    let mut r = Run::new(100, &mut pmes, &states, SWAP_TYPES, true);
+    let mut r = Run::new(100, &mut pmes, SWAP_TYPES, true);
     assert_eq!(r.merge_all([entries[0], entries[2], entries[3]]), Ok(5));
     assert_eq!(r.merge_all([]), Ok(0));
-    // States shorter than the run: the offsets past them keep their entry.
+    // An order-0 entry just below the run, and at the top of the offsets
+    // with the run at 0: outside, nothing written.
     let mut pmes = [0u64; 8];
-    let mut r = Run::new(104, &mut pmes, &states[..2], SWAP_TYPES, true);
-    assert_eq!(r.merge(&entries[2]), Ok(4));
+    let mut r = Run::new(104, &mut pmes, SWAP_TYPES, true);
+    assert_eq!(
+        r.merge(&e(103, 0, EntryKind::Swap, 1)),
+        Err(RecordError::Outside)
+    );
+    assert_eq!(
+        r.merge(&e(112, 0, EntryKind::Swap, 1)),
+        Err(RecordError::Outside)
+    );
+    assert_eq!(r.merge(&e(104, 2, EntryKind::Swap, 40)), Ok(4));
     assert_eq!(
         r.pmes(),
-        &[swapped_entry(1, 40), swapped_entry(1, 41), 0, 0, 0, 0, 0, 0]
+        &[
+            swapped_entry(1, 40),
+            swapped_entry(1, 41),
+            swapped_entry(1, 42),
+            swapped_entry(1, 43),
+            0,
+            0,
+            0,
+            0
+        ]
     );
+    let mut pmes = [0u64; 4];
+    let mut r = Run::new(0, &mut pmes, SWAP_TYPES, true);
+    assert_eq!(
+        r.merge(&e(u64::MAX, 0, EntryKind::Folio, 0)),
+        Err(RecordError::Outside)
+    );
+    assert_eq!(r.pmes(), &[0; 4]);
 }
 
 #[test]
 fn a_run_equals_the_reference_slots_then_report_over_random_runs() {
     // Run::merge_all (what the kernel runs) against FileRange's slots
-    // followed by report() per offset, for random entries, states and
-    // 6.12 entries (any bits: garbage in pte_none entries too).
+    // followed by report() per offset, for random entries and 6.12
+    // entries (any bits: garbage too).
     let mut rng = XorShift::new(0x6d65_7267);
     let cur_pool = [
         0,
@@ -617,7 +666,6 @@ fn a_run_equals_the_reference_slots_then_report_over_random_runs() {
     for _ in 0..3000 {
         let n = 1 + (rng.next() % 40) as usize;
         let first = rng.next() % 64;
-        let states: Vec<u8> = (0..n).map(|_| (rng.next() % 6) as u8).collect();
         let before: Vec<u64> = (0..n)
             .map(|_| cur_pool[(rng.next() % cur_pool.len() as u64) as usize])
             .collect();
@@ -653,13 +701,10 @@ fn a_run_equals_the_reference_slots_then_report_over_random_runs() {
             let _ = reference.record(e);
         }
         let mut pmes = before.clone();
-        let mut run = Run::new(first, &mut pmes, &states, SWAP_TYPES, show);
+        let mut run = Run::new(first, &mut pmes, SWAP_TYPES, show);
         let _ = run.merge_all(entries.iter().copied());
         for i in 0..n {
-            let want = match PteState::from_raw(states[i] as u32) {
-                Some(pte) => report(pte, before[i], slots[i]),
-                None => before[i],
-            };
+            let want = report(PteState::of_entry(before[i]), before[i], slots[i]);
             assert_eq!(pmes[i], want, "offset {i} of {n} from {first}: {entries:?}");
         }
     }
