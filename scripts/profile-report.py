@@ -5,7 +5,9 @@ Reads two block files written by tests/bench/insn_profile.c ("windows N",
 then "VADDR NR_INSNS EXECUTIONS" lines), attributes each block to the
 text symbol containing its first instruction (System.map of the kernel
 that ran, booted with nokaslr; user-space blocks count as "[user]"), and
-prints the functions whose count differs most, with the totals.
+prints the functions whose count differs most, with the totals. Without
+--base (a case only the patched kernel can run, e.g. pagemap-swap's
+opted-in reader), the patched kernel's largest functions alone.
 """
 import argparse
 import bisect
@@ -48,13 +50,23 @@ def load_blocks(path, smap):
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--case", required=True)
-    ap.add_argument("--base", required=True)
-    ap.add_argument("--base-map", required=True)
+    ap.add_argument("--base")
+    ap.add_argument("--base-map")
     ap.add_argument("--patched", required=True)
     ap.add_argument("--patched-map", required=True)
     ap.add_argument("--command", required=True)
     ap.add_argument("--top", type=int, default=25)
     a = ap.parse_args()
+    if not a.base:
+        wp, patched = load_blocks(a.patched, load_map(a.patched_map))
+        print(f"# {a.case}: instructions per measured window (patched {wp} windows; "
+              "a case only the patched kernel runs: no base)")
+        print(f"# reproduce: {a.command}")
+        print(f"total: patched {sum(patched.values()):,.0f}")
+        print(f"\n{'largest functions (patched)':<44} {'patched':>14}")
+        for n in sorted(patched, key=lambda n: -patched[n])[:a.top]:
+            print(f"{n[:44]:<44} {patched[n]:>14,.0f}")
+        return
     wb, base = load_blocks(a.base, load_map(a.base_map))
     wp, patched = load_blocks(a.patched, load_map(a.patched_map))
     tb, tp = sum(base.values()), sum(patched.values())

@@ -86,17 +86,22 @@ profile() { # KERNEL CASE
 	manifest_write "$1" "profile runs=$RUNS mib=$MIB case=$2" > "$OUT/profile/manifest-$1-$2.txt"
 }
 
+# A case only the patched kernel runs (pagemap-swap's opted-in reader:
+# the base has no opt-in) is profiled on the patched kernel alone.
+patched_only() { [[ "$1" == *-optin ]]; }
 KERNELS="${PROFILE_KERNELS:-base patched}"
 for k in base patched; do
 	if [[ " $KERNELS " == *" $k "* ]]; then
 		build_kernel "$k"
 		for c in $CASES; do
+			[ "$k" = base ] && patched_only "$c" && continue
 			profile "$k" "$c"
 		done
 		continue
 	fi
 	# Reuse only a profile of this very kernel image, initramfs and settings.
 	for c in $CASES; do
+		[ "$k" = base ] && patched_only "$c" && continue
 		m="$OUT/profile/manifest-$k-$c.txt"
 		[ -f "$m" ] && [ -s "$OUT/profile/$k-$c.blocks" ] ||
 			die "[$k] no earlier $c profile to reuse; run it: PROFILE_KERNELS=$k"
@@ -108,15 +113,16 @@ for k in base patched; do
 done
 mkdir -p "$RUST_MM_TOP/docs/profiles"
 for c in $CASES; do
-	python3 "$RUST_MM_TOP/scripts/profile-report.py" --case "$c" \
-		--base "$OUT/profile/base-$c.blocks" --base-map "$OUT/kernel-base/System.map" \
+	base_args=(--base "$OUT/profile/base-$c.blocks" --base-map "$OUT/kernel-base/System.map")
+	patched_only "$c" && base_args=()
+	python3 "$RUST_MM_TOP/scripts/profile-report.py" --case "$c" "${base_args[@]}" \
 		--patched "$OUT/profile/patched-$c.blocks" --patched-map "$OUT/kernel-patched/System.map" \
-		--command "make profile$ARCH_ARG PROFILE_CASES=$c PROFILE_RUNS=$RUNS BENCH_MIB=$MIB" \
+		--command "make profile$ARCH_ARG$([ "$SYSTEM" = rmap-id ] || echo " BENCH_SYSTEM=$SYSTEM") PROFILE_CASES=$c PROFILE_RUNS=$RUNS BENCH_MIB=$MIB" \
 		> "$OUT/profile-$c.txt" || die "profile-report.py failed"
 	{ cat "$OUT/profile-$c.txt"
 	  echo
 	  echo "# provenance"
-	  sed 's/^/#   base: /' "$OUT/profile/manifest-base-$c.txt"
+	  patched_only "$c" || sed 's/^/#   base: /' "$OUT/profile/manifest-base-$c.txt"
 	  sed 's/^/#   patched: /' "$OUT/profile/manifest-patched-$c.txt"; } > "$RUST_MM_TOP/docs/profiles/$c$TSUFFIX.txt"
 	cat "$OUT/profile-$c.txt"
 	say "profile: docs/profiles/$c$TSUFFIX.txt (and $OUT/profile-$c.txt)"
