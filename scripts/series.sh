@@ -243,24 +243,30 @@ check)
 	;;
 robots)
 	# What a mailing list's bots check besides checkpatch (scripts/lint.sh):
-	# every file the series adds has a MAINTAINERS entry of ours (the
-	# first topic's section, or a section under it), and every cover
-	# letter's benchmark numbers are those of its topic's report (Bench:).
+	# every file the series adds has a MAINTAINERS entry of ours -- a
+	# section whose maintainer (M:) is the first topic's section's, as
+	# get_maintainer.pl reports it: that section, one under it ("MEMORY
+	# MANAGEMENT - RUST - PER-VMA LOCK WORD"), or a topic's own elsewhere
+	# in the alphabet ("MEMORY MANAGEMENT - PAGEMAP SHARED SWAP (RUST)":
+	# topics that do not depend on each other need sections at different
+	# places, or their MAINTAINERS hunks would not apply together) -- and
+	# every cover letter's benchmark numbers are those of its topic's
+	# report (Bench:).
 	dir="$(cd "${2:?usage: series.sh robots DIR}" && pwd)"
-	section="$(head -n 1 "$TOPICS_DIR/$(topics_all | head -n 1)/maintainers")"
+	first="$TOPICS_DIR/$(topics_all | head -n 1)/maintainers"
+	section="$(head -n 1 "$first")"
+	maint="$(sed -n 's/^M:\t//p' "$first" | head -n 1)"
+	[ -n "$maint" ] || die "$first has no M: line"
 	mapfile -t added < <(git_t diff --name-only --diff-filter=A pristine rust-mm)
 	unmaintained=()
 	for f in "${added[@]}"; do
-		sections="$(cd "$KSRC" && perl scripts/get_maintainer.pl --no-git --no-git-fallback --sections -f "$f")"
-		# Ours: the first topic's section or a topic's own under it
-		# ("MEMORY MANAGEMENT - RUST - PER-VMA LOCK WORD").
-		awk -v s="$section" '$0 == s || index($0, s " - ") == 1 { ok = 1 } END { exit !ok }' \
-			<<<"$sections" || unmaintained+=("$f")
+		(cd "$KSRC" && perl scripts/get_maintainer.pl --no-git --no-git-fallback --no-l --no-r -f "$f") |
+			grep -qF "$maint (maintainer:MEMORY MANAGEMENT - " || unmaintained+=("$f")
 	done
 	if [ "${#unmaintained[@]}" -eq 0 ]; then
-		echo "robots: get_maintainer.pl names '$section' (or a section under it) for all ${#added[@]} files the series adds: ok"
+		echo "robots: get_maintainer.pl names '$maint' (maintainer of '$section' or a MEMORY MANAGEMENT section of a topic) for all ${#added[@]} files the series adds: ok"
 	else
-		echo "robots: get_maintainer.pl does not name '$section' for: ${unmaintained[*]}: FAILED"
+		echo "robots: get_maintainer.pl does not name '$maint' as a MEMORY MANAGEMENT maintainer for: ${unmaintained[*]}: FAILED"
 	fi
 	for t in $(topics_all); do
 		c="$dir/$t/0000-cover-letter.patch"
