@@ -304,16 +304,14 @@ impl<'a> Run<'a> {
             }
             return Ok(1);
         }
-        // By value: the order-0 loop then keeps its entry in registers.
-        self.merge_large(*entry, located)
+        self.merge_large(entry, located)
     }
 
     /// [`Self::merge`] for an entry of order above 0: shmem mTHP swap-out,
     /// rare next to order-0 entries, kept out of their loop.
     #[cold]
     #[inline(never)]
-    fn merge_large(&mut self, entry: Entry, located: bool) -> Result<usize, RecordError> {
-        let entry = &entry;
+    fn merge_large(&mut self, entry: &Entry, located: bool) -> Result<usize, RecordError> {
         let (from, to, delta) = covered(entry, self.first, self.pmes.len())?;
         for (i, pme) in self.pmes[from..=to].iter_mut().enumerate() {
             *pme = report(
