@@ -14,11 +14,9 @@ use kernel::bindings;
 use kernel::error::code::EINVAL;
 use kernel::ffi::{c_long, c_uint, c_ulong};
 
-use crate::pagemap_swap::{self, Entry, EntryKind, RecordError, Run, VmaKind};
+use crate::pagemap_swap::{self, Found, Run, VmaKind};
 
 const _: () = {
-    assert!(bindings::pagemap_file_kind_PAGEMAP_FILE_FOLIO == EntryKind::Folio as u32);
-    assert!(bindings::pagemap_file_kind_PAGEMAP_FILE_SWAP == EntryKind::Swap as u32);
     assert!(bindings::pagemap_vma_kind_PAGEMAP_VMA_PRIVATE_ANON == VmaKind::PrivateAnon as u32);
     assert!(bindings::pagemap_vma_kind_PAGEMAP_VMA_SHARED_SHMEM == VmaKind::SharedShmem as u32);
     assert!(bindings::pagemap_vma_kind_PAGEMAP_VMA_PRIVATE_SHMEM == VmaKind::PrivateShmem as u32);
@@ -28,6 +26,9 @@ const _: () = {
     // MAX_SWAPFILES_SHIFT).
     assert!(bindings::pagemap_swap_abi_PAGEMAP_PFRAME_BITS == pagemap_swap::PFRAME_BITS);
     assert!(bindings::pagemap_swap_abi_PAGEMAP_SWAP_TYPE_BITS == pagemap_swap::SWAP_TYPE_BITS);
+    // How shmem stores a swap entry in its XArray (mm/shmem.c checks the
+    // header's constant against the kernel's SWP_TYPE_SHIFT).
+    assert!(bindings::pagemap_swap_abi_PAGEMAP_SWP_TYPE_SHIFT == pagemap_swap::SWP_TYPE_SHIFT);
     // pgoff_t and the slots' u64 are 64 bits wherever this builds.
     assert!(core::mem::size_of::<kernel::ffi::c_ulong>() == core::mem::size_of::<u64>());
 };
@@ -62,10 +63,11 @@ unsafe fn c_slice<'a, T>(ptr: *const T, n: c_ulong) -> &'a [T] {
 }
 
 /// Give a run of PTEs their final pagemap entries from the `n` entries one
-/// walk of the file's XArray found over the run ([`Run::merge`] each):
-/// how many offsets the entries covered, or `-EINVAL` for a NULL range or
-/// entry buffer, or an entry the core refuses (an unknown kind, an
-/// impossible order; the others are merged all the same).
+/// walk of the file's XArray found over the run, as the XArray holds them
+/// ([`Run::merge_all`]): how many offsets the entries covered, or
+/// `-EINVAL` for a NULL range or entry buffer, or an entry the core
+/// refuses (not a folio or value entry, an impossible order; the others
+/// are merged all the same).
 ///
 /// # Safety
 ///
@@ -93,31 +95,15 @@ pub unsafe extern "C" fn rust_pagemap_file_merge(
     // SAFETY: Forwarded from this function's safety requirements.
     let found = unsafe { c_slice(entries, n) };
     let mut run = Run::new(r.first, pmes, r.swap_types, r.show_location);
-    // A plain loop over C's array (one call per range, work per entry).
-    let mut covered: usize = 0;
-    let mut refused = false;
-    for e in found {
-        let Some(kind) = EntryKind::from_raw(e.kind) else {
-            refused = true;
-            continue;
-        };
-        let entry = Entry {
-            index: e.index,
-            order: e.order,
-            kind,
-            swap_type: e.swap_type,
-            swap_offset: e.swap_offset,
-        };
-        match run.merge(&entry) {
-            Ok(k) => covered = covered.saturating_add(k),
-            Err(RecordError::Outside) => {}
-            Err(RecordError::Order) => refused = true,
-        }
+    let merged = run.merge_all(found.iter().map(|e| Found {
+        index: e.index,
+        order: e.order,
+        xa_entry: e.entry,
+    }));
+    match merged {
+        Ok(covered) => c_long::try_from(covered).unwrap_or(c_long::MAX),
+        Err(_) => EINVAL.to_errno() as c_long,
     }
-    if refused {
-        return EINVAL.to_errno() as c_long;
-    }
-    c_long::try_from(covered).unwrap_or(c_long::MAX)
 }
 
 /// The pagemap entry bits that say a PTE decides its entry

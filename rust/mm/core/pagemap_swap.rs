@@ -23,11 +23,13 @@
 //! the file's entry -- 6.12's entry of a `pte_none` PTE has none of the
 //! bits [`PTE_DECIDED`], every other PTE's has one, so the entries say
 //! which PTEs were none ([`PteState::of_entry`]) -- and hands the entries
-//! it found to [`Run::merge_all`], which expands
-//! each -- a large (multi-index) entry covers `1 << order` offsets, the
-//! swap offset growing with the index -- and gives the offsets it covers
-//! their final entry ([`report`]): one call into Rust per page-table
-//! range, work per entry found. Everything else keeps 6.12's encoding; a reader that did
+//! it found, as the XArray holds them ([`Found`]), to [`Run::merge_all`],
+//! which decodes each ([`Found::decode`]: a folio, or the type and offset
+//! of a swap entry), expands it -- a large (multi-index) entry covers
+//! `1 << order` offsets, the swap offset growing with the index -- and
+//! gives the offsets it covers their final entry ([`report`]): one call
+//! into Rust per page-table range, work per entry found.
+//! Everything else keeps 6.12's encoding; a reader that did
 //! not opt in never reaches this code. [`FileRange`] is the same
 //! expansion into a range of its own slots (the reference the host tests
 //! compare against).
@@ -103,28 +105,79 @@ pub const fn swapped_entry(swap_type: u32, offset: u64) -> u64 {
     }
 }
 
-/// What an XArray entry of a shmem mapping is (C's `enum
-/// pagemap_file_entry`).
-#[repr(u32)]
+/// Bits of the value an XArray value entry holds (`BITS_PER_XA_VALUE`): a
+/// value entry is `value << 1 | 1` (`xa_mk_value()`), the bit pattern of
+/// an `unsigned long` whose low bit is set.
+pub const XA_VALUE_BITS: u32 = u64::BITS - 1;
+/// Where the type of a swap entry starts in its value (`SWP_TYPE_SHIFT`):
+/// shmem stores a swapped-out page as the value entry of its
+/// `swp_entry_t` (`swp_to_radix_entry()`), the offset in the low
+/// `SWP_TYPE_SHIFT` bits, the type in the [`SWAP_TYPE_BITS`] above.
+pub const SWP_TYPE_SHIFT: u32 = XA_VALUE_BITS - SWAP_TYPE_BITS;
+/// The offset bits of a swap entry's value (`SWP_OFFSET_MASK`).
+pub const SWP_OFFSET_MASK: u64 = (1 << SWP_TYPE_SHIFT) - 1;
+
+const _: () = {
+    // Every swap type, and the type and offset fields fill the value.
+    assert!(SWP_TYPE_SHIFT + SWAP_TYPE_BITS == XA_VALUE_BITS);
+    assert!(SWP_OFFSET_MASK >> (SWP_TYPE_SHIFT - 1) == 1);
+};
+
+/// One XArray entry as C's walk found it, undecoded: the index it was
+/// found at (any offset it covers), its order (`xas_get_order()`), and the
+/// entry as the XArray holds it (`void *` as an integer): a folio pointer
+/// (low two bits clear, never dereferenced here) or a value entry (low bit
+/// set: a swap entry). C copies three words per entry and decides nothing;
+/// [`Found::decode`] reads them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Found {
+    /// The index the walk found the entry at.
+    pub index: u64,
+    /// Its order.
+    pub order: u32,
+    /// The entry's bits.
+    pub xa_entry: u64,
+}
+
+impl Found {
+    /// The entry C found, decoded: a folio, or a swap entry with its type
+    /// and offset (`radix_to_swp_entry()`, `swp_type()`, `swp_offset()`);
+    /// [`RecordError::Entry`] for NULL or an internal entry (a node,
+    /// sibling or retry entry: the walk hands none of them over).
+    #[inline]
+    pub const fn decode(&self) -> Result<Entry, RecordError> {
+        let raw = self.xa_entry;
+        let (kind, swap_type, swap_offset) = if raw & 1 != 0 {
+            let value = raw >> 1;
+            (
+                EntryKind::Swap,
+                (value >> SWP_TYPE_SHIFT) as u32,
+                value & SWP_OFFSET_MASK,
+            )
+        } else if raw != 0 && raw & 2 == 0 {
+            (EntryKind::Folio, 0, 0)
+        } else {
+            return Err(RecordError::Entry);
+        };
+        Ok(Entry {
+            index: self.index,
+            order: self.order,
+            kind,
+            swap_type,
+            swap_offset,
+        })
+    }
+}
+
+/// What an XArray entry of a shmem mapping is ([`Found::decode`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EntryKind {
     /// A folio: the page is in the page cache (maybe also in the swap
     /// cache, while it is being written out).
-    Folio = 0,
+    Folio,
     /// A value entry: a swap entry, the page is on swap (maybe also in the
     /// swap cache).
-    Swap = 1,
-}
-
-impl EntryKind {
-    /// The kind C's `enum pagemap_file_kind` value `raw` names, if any.
-    pub const fn from_raw(raw: u32) -> Option<Self> {
-        match raw {
-            0 => Some(Self::Folio),
-            1 => Some(Self::Swap),
-            _ => None,
-        }
-    }
+    Swap,
 }
 
 /// One XArray entry as the walk found it: at `index`, of `1 << order`
@@ -148,6 +201,8 @@ pub struct Entry {
 /// Why [`FileRange::record`] recorded nothing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RecordError {
+    /// Not an entry the walk can find ([`Found::decode`]).
+    Entry,
     /// The order is above [`MAX_ENTRY_ORDER`].
     Order,
     /// The entry covers none of the range's offsets.
@@ -323,18 +378,19 @@ impl<'a> Run<'a> {
         Ok(to - from + 1)
     }
 
-    /// [`Self::merge`] every entry of one walk: how many offsets they
-    /// covered, or the first error -- the entries after a refused one are
-    /// merged all the same (a refused entry changes nothing).
-    pub fn merge_all<I: IntoIterator<Item = Entry>>(
+    /// [`Self::merge`] every entry one walk found ([`Found::decode`]d):
+    /// how many offsets they covered, or the first error -- the entries
+    /// after a refused one are merged all the same (a refused entry
+    /// changes nothing). What the kernel runs, once per walk.
+    pub fn merge_all<I: IntoIterator<Item = Found>>(
         &mut self,
-        entries: I,
+        found: I,
     ) -> Result<usize, RecordError> {
-        let mut covered = 0;
+        let mut covered: usize = 0;
         let mut refused = None;
-        for e in entries {
-            match self.merge(&e) {
-                Ok(n) => covered += n,
+        for f in found {
+            match f.decode().and_then(|e| self.merge(&e)) {
+                Ok(n) => covered = covered.saturating_add(n),
                 Err(RecordError::Outside) => {}
                 Err(err) => refused = refused.or(Some(err)),
             }

@@ -16,11 +16,33 @@ mod rng;
 
 use rng::XorShift;
 use rust_mm_core::pagemap_swap::{
-    report, swap_frame, swapped_entry, takes_file, walks_file, Entry, EntryKind, FileRange,
+    report, swap_frame, swapped_entry, takes_file, walks_file, Entry, EntryKind, FileRange, Found,
     PteState, RecordError, Run, VmaKind, FILE, MAX_SWAP_OFFSET, MMAP_EXCLUSIVE, PFRAME_BITS,
     PFRAME_MASK, PRESENT, PTE_DECIDED, RESIDENT, SOFT_DIRTY, SWAP, SWAPPED_NOWHERE, SWAP_TYPES,
-    UFFD_WP,
+    SWP_OFFSET_MASK, SWP_TYPE_SHIFT, UFFD_WP,
 };
+
+/// A folio pointer as the XArray holds one (aligned: low bits clear).
+const FOLIO_PTR: u64 = 0xffff_8880_0123_4540;
+
+/// What C hands Rust for `e`: the entry shmem stores, written as the
+/// kernel writes it -- `xa_mk_value(swp_entry(type, offset).val)`, i.e.
+/// `(type << SWP_TYPE_SHIFT | offset) << 1 | 1`, for a swap entry; a
+/// folio pointer for a folio.
+fn stored(e: &Entry) -> Found {
+    let xa_entry = match e.kind {
+        EntryKind::Folio => FOLIO_PTR,
+        EntryKind::Swap => {
+            assert!(e.swap_type < SWAP_TYPES && e.swap_offset <= SWP_OFFSET_MASK);
+            (((e.swap_type as u64) << SWP_TYPE_SHIFT | e.swap_offset) << 1) | 1
+        }
+    };
+    Found {
+        index: e.index,
+        order: e.order,
+        xa_entry,
+    }
+}
 
 /// 6.12's `pte_to_pagemap_entry()` for a swap PTE, as C writes it:
 /// `frame = swp_type(entry) | (swp_offset(entry) << MAX_SWAPFILES_SHIFT)`
@@ -543,12 +565,89 @@ fn the_pte_state_is_read_from_6_12s_entry_over_every_flag_combination() {
         }
     }
     assert_eq!(n, 512 * 4);
-    for kind in [EntryKind::Folio, EntryKind::Swap] {
-        assert_eq!(EntryKind::from_raw(kind as u32), Some(kind));
+}
+
+#[test]
+fn every_swap_entry_shmem_stores_decodes_to_its_type_and_offset() {
+    // Every type a value entry can carry, offsets at the edges of what a
+    // frame holds and of what the value holds, at orders 0 and 9.
+    let offsets = [
+        0,
+        1,
+        0x2a,
+        MAX_SWAP_OFFSET - 1,
+        MAX_SWAP_OFFSET,
+        MAX_SWAP_OFFSET + 1,
+        SWP_OFFSET_MASK - 1,
+        SWP_OFFSET_MASK,
+    ];
+    let mut n = 0;
+    for swap_type in 0..SWAP_TYPES {
+        for swap_offset in offsets {
+            for order in [0, 9] {
+                let e = Entry {
+                    index: 77,
+                    order,
+                    kind: EntryKind::Swap,
+                    swap_type,
+                    swap_offset,
+                };
+                assert_eq!(stored(&e).decode(), Ok(e), "{e:?}");
+                n += 1;
+            }
+        }
     }
-    for raw in [2, 3, u32::MAX] {
-        assert_eq!(EntryKind::from_raw(raw), None);
+    assert_eq!(n, 32 * 8 * 2);
+    let folio = Entry {
+        index: 5,
+        order: 2,
+        kind: EntryKind::Folio,
+        swap_type: 0,
+        swap_offset: 0,
+    };
+    assert_eq!(stored(&folio).decode(), Ok(folio));
+}
+
+#[test]
+fn null_and_internal_entries_are_refused_by_their_low_bits() {
+    // The low two bits of an XArray entry: 00 a pointer (NULL: nothing),
+    // x1 a value, 10 internal (node, sibling, retry, zero). Over every
+    // pattern of the low 8 bits under a few high ones.
+    for high in [0, 1 << 8, FOLIO_PTR & !0xff, !0xff] {
+        for low in 0..256u64 {
+            let raw = high | low;
+            let f = Found {
+                index: 0,
+                order: 0,
+                xa_entry: raw,
+            };
+            let got = f.decode().map(|e| e.kind);
+            let want = match raw & 3 {
+                1 | 3 => Ok(EntryKind::Swap),
+                0 if raw != 0 => Ok(EntryKind::Folio),
+                _ => Err(RecordError::Entry),
+            };
+            assert_eq!(got, want, "{raw:#x}");
+        }
     }
+    // A refused entry writes nothing; the entries around it are merged.
+    let mut pmes = [0u64; 4];
+    let mut r = Run::new(10, &mut pmes, SWAP_TYPES, true);
+    let retry = Found {
+        index: 11,
+        order: 0,
+        xa_entry: 0x402,
+    };
+    let folio = |index| Found {
+        index,
+        order: 0,
+        xa_entry: FOLIO_PTR,
+    };
+    assert_eq!(
+        r.merge_all([folio(10), retry, folio(12)]),
+        Err(RecordError::Entry)
+    );
+    assert_eq!(r.pmes(), &[RESIDENT, 0, RESIDENT, 0]);
 }
 
 #[test]
@@ -600,7 +699,10 @@ fn a_run_merges_every_entry_and_names_the_first_refusal() {
     pmes[10] = SWAP | UFFD_WP;
     let before = pmes;
     let mut r = Run::new(100, &mut pmes, SWAP_TYPES, true);
-    assert_eq!(r.merge_all(entries), Err(RecordError::Order));
+    assert_eq!(
+        r.merge_all(entries.iter().map(stored)),
+        Err(RecordError::Order)
+    );
     let want: Vec<u64> = (0..16u64)
         .map(|i| match i {
             0 => RESIDENT,
@@ -612,7 +714,10 @@ fn a_run_merges_every_entry_and_names_the_first_refusal() {
     assert_eq!(r.pmes(), &want[..]);
     let mut pmes = [0u64; 16];
     let mut r = Run::new(100, &mut pmes, SWAP_TYPES, true);
-    assert_eq!(r.merge_all([entries[0], entries[2], entries[3]]), Ok(5));
+    assert_eq!(
+        r.merge_all([entries[0], entries[2], entries[3]].iter().map(stored)),
+        Ok(5)
+    );
     assert_eq!(r.merge_all([]), Ok(0));
     // An order-0 entry just below the run, and at the top of the offsets
     // with the run at 0: outside, nothing written.
@@ -678,11 +783,14 @@ fn a_run_equals_the_reference_slots_then_report_over_random_runs() {
                 } else {
                     EntryKind::Swap
                 },
-                swap_type: (rng.next() % 33) as u32,
+                swap_type: (rng.next() % SWAP_TYPES as u64) as u32,
                 swap_offset: rng.next() % 1000,
             })
             .collect();
         let show = !rng.next().is_multiple_of(4);
+        // Types at or above this are not swap devices (MAX_SWAPFILES is
+        // below SWAP_TYPES in the kernel).
+        let swap_types = SWAP_TYPES - (rng.next() % 4) as u32;
         // An XArray holds one entry per index: keep the entries that do
         // not overlap an earlier one, as a walk meets them.
         let mut taken = [false; 256];
@@ -696,13 +804,13 @@ fn a_run_equals_the_reference_slots_then_report_over_random_runs() {
             }
         }
         let mut slots = vec![0u64; n];
-        let mut reference = FileRange::new(first, &mut slots, SWAP_TYPES, show);
+        let mut reference = FileRange::new(first, &mut slots, swap_types, show);
         for e in &entries {
             let _ = reference.record(e);
         }
         let mut pmes = before.clone();
-        let mut run = Run::new(first, &mut pmes, SWAP_TYPES, show);
-        let _ = run.merge_all(entries.iter().copied());
+        let mut run = Run::new(first, &mut pmes, swap_types, show);
+        let _ = run.merge_all(entries.iter().map(stored));
         for i in 0..n {
             let want = report(PteState::of_entry(before[i]), before[i], slots[i]);
             assert_eq!(pmes[i], want, "offset {i} of {n} from {first}: {entries:?}");
