@@ -99,6 +99,7 @@ pub unsafe extern "C" fn rust_pagemap_file_merge(
         index: e.index,
         order: e.order,
         xa_entry: e.entry,
+        nr: e.nr,
     }));
     match merged {
         Ok(covered) => c_long::try_from(covered).unwrap_or(c_long::MAX),

@@ -127,8 +127,15 @@ const _: () = {
 /// found at (any offset it covers), its order (`xas_get_order()`), and the
 /// entry as the XArray holds it (`void *` as an integer): a folio pointer
 /// (low two bits clear, never dereferenced here) or a value entry (low bit
-/// set: a swap entry). C copies three words per entry and decides nothing;
+/// set: a swap entry). C copies the words and decides nothing;
 /// [`Found::decode`] reads them.
+///
+/// An order-0 value entry may stand for a run of `nr` (C's walk extends
+/// the last entry when the next index holds the next value: swap-out in
+/// index order takes consecutive swap slots): the entries at `index + i`
+/// hold `xa_entry + 2 * i` (`xa_mk_value(v + i)`), for `i < nr`, each
+/// decoded on its own -- a run is exactly its `nr` entries written out
+/// ([`Found::nth`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Found {
     /// The index the walk found the entry at.
@@ -137,9 +144,35 @@ pub struct Found {
     pub order: u32,
     /// The entry's bits.
     pub xa_entry: u64,
+    /// How many entries the run stands for: 1 for a single entry.
+    pub nr: u32,
 }
 
 impl Found {
+    /// The `i`-th entry of the run, as a single entry, or `None` past the
+    /// run's end, for a run that is not one of order-0 value entries
+    /// (`nr` 0, a run of folios or of large entries: C builds none), or
+    /// whose indices or values would wrap.
+    #[inline]
+    pub const fn nth(&self, i: u32) -> Option<Found> {
+        let single = self.nr == 1 && i == 0;
+        let run = self.order == 0 && self.xa_entry & 1 != 0 && i < self.nr;
+        if !single && !run {
+            return None;
+        }
+        // The last index and value of the run must not wrap either.
+        let last = (self.nr - 1) as u64;
+        if self.index.checked_add(last).is_none() || self.xa_entry.checked_add(2 * last).is_none() {
+            return None;
+        }
+        Some(Found {
+            index: self.index + i as u64,
+            order: self.order,
+            xa_entry: self.xa_entry + 2 * i as u64,
+            nr: 1,
+        })
+    }
+
     /// The entry C found, decoded: a folio, or a swap entry with its type
     /// and offset (`radix_to_swp_entry()`, `swp_type()`, `swp_offset()`);
     /// [`RecordError::Entry`] for NULL or an internal entry (a node,
@@ -347,19 +380,68 @@ impl<'a> Run<'a> {
         let located = self.show_location && entry.swap_type < self.swap_types;
         // Most entries are order 0: one offset, no span to clip.
         if entry.order == 0 {
-            // An index below `first` wraps to an offset past the run.
-            let i = entry.index.wrapping_sub(self.first);
-            let Some(pme) = usize::try_from(i).ok().and_then(|i| self.pmes.get_mut(i)) else {
-                return Err(RecordError::Outside);
-            };
-            // report() for a slot of the walk's: never a hole, always a
-            // file slot (the host tests compare the two over random runs).
-            if takes_file(*pme) {
-                *pme = slot_of(entry, 0, located) | (*pme & SOFT_DIRTY);
-            }
-            return Ok(1);
+            return self.merge_one(entry, located);
         }
         self.merge_large(entry, located)
+    }
+
+    /// [`Self::merge`] of an order-0 entry.
+    #[inline]
+    fn merge_one(&mut self, entry: &Entry, located: bool) -> Result<usize, RecordError> {
+        // An index below `first` wraps to an offset past the run.
+        let i = entry.index.wrapping_sub(self.first);
+        let Some(pme) = usize::try_from(i).ok().and_then(|i| self.pmes.get_mut(i)) else {
+            return Err(RecordError::Outside);
+        };
+        // report() for a slot of the walk's: never a hole, always a file
+        // slot (the host tests compare the two over random runs).
+        if takes_file(*pme) {
+            *pme = slot_of(entry, 0, located) | (*pme & SOFT_DIRTY);
+        }
+        Ok(1)
+    }
+
+    /// [`Self::merge`] each entry of a run of `nr` above 1 ([`Found`]):
+    /// the offsets of the range it covers, each with its own value,
+    /// decoded and merged as [`Self::merge_one`] does; `located_types` as
+    /// in [`Self::merge_all`]. Refused as a whole ([`RecordError::Entry`])
+    /// if it is not a run C builds ([`Found::nth`]).
+    #[inline(never)]
+    fn merge_run(&mut self, run: &Found, located_types: u32) -> Result<usize, RecordError> {
+        let Some(last) = run.nth(run.nr.wrapping_sub(1)) else {
+            return Err(RecordError::Entry);
+        };
+        if self.pmes.is_empty() {
+            return Err(RecordError::Outside);
+        }
+        let range_last = self.first.saturating_add(self.pmes.len() as u64 - 1);
+        let lo = run.index.max(self.first);
+        let hi = last.index.min(range_last);
+        if lo > hi {
+            return Err(RecordError::Outside);
+        }
+        // INVARIANT: `first <= lo <= hi <= range_last`: both are indices
+        // into `pmes`; `lo - run.index < nr`, so the values below stay at
+        // or under `last.xa_entry` (nth() checked it does not wrap).
+        let (from, to) = ((lo - self.first) as usize, (hi - self.first) as usize);
+        let mut value = run.xa_entry.wrapping_add(2 * (lo - run.index));
+        for pme in &mut self.pmes[from..=to] {
+            if takes_file(*pme) {
+                let entry = Found {
+                    index: 0,
+                    order: 0,
+                    xa_entry: value,
+                    nr: 1,
+                };
+                // A value entry: always decodes.
+                if let Ok(e) = entry.decode() {
+                    *pme = slot_of(&e, 0, e.swap_type < located_types) | (*pme & SOFT_DIRTY);
+                }
+            }
+            // Past the last entry this is never read: it may wrap.
+            value = value.wrapping_add(2);
+        }
+        Ok(to - from + 1)
     }
 
     /// [`Self::merge`] for an entry of order above 0: shmem mTHP swap-out,
@@ -379,20 +461,59 @@ impl<'a> Run<'a> {
     }
 
     /// [`Self::merge`] every entry one walk found ([`Found::decode`]d):
-    /// how many offsets they covered, or the first error -- the entries
-    /// after a refused one are merged all the same (a refused entry
-    /// changes nothing). What the kernel runs, once per walk.
-    pub fn merge_all<I: IntoIterator<Item = Found>>(
-        &mut self,
-        found: I,
-    ) -> Result<usize, RecordError> {
+    /// how many offsets they covered, or the error of the first entry
+    /// refused (order-0 entries count first) -- the entries after a
+    /// refused one are merged all the same (a refused entry changes
+    /// nothing). What the kernel runs, once per walk.
+    ///
+    /// Two passes over `found`: the order-0 entries, nearly all of them,
+    /// decoded and merged in registers with no call in the loop (a run
+    /// in a loop of its own); then,
+    /// only if the first pass met one, the large entries. The entries of
+    /// one walk cover distinct offsets (an XArray holds one entry per
+    /// index; an entry a retried walk met twice merges the same way
+    /// twice), so the order does not change the result.
+    pub fn merge_all<I>(&mut self, found: I) -> Result<usize, RecordError>
+    where
+        I: IntoIterator<Item = Found>,
+        I::IntoIter: Clone,
+    {
+        let found = found.into_iter();
+        // Which swap types are shown: none to a reader without PFNs.
+        let located_types = if self.show_location {
+            self.swap_types
+        } else {
+            0
+        };
         let mut covered: usize = 0;
         let mut refused = None;
-        for f in found {
-            match f.decode().and_then(|e| self.merge(&e)) {
+        let mut large = false;
+        for f in found.clone() {
+            if f.order != 0 {
+                large = true;
+                continue;
+            }
+            let merged = if f.nr == 1 {
+                f.decode()
+                    .and_then(|e| self.merge_one(&e, e.swap_type < located_types))
+            } else {
+                self.merge_run(&f, located_types)
+            };
+            match merged {
                 Ok(n) => covered = covered.saturating_add(n),
                 Err(RecordError::Outside) => {}
                 Err(err) => refused = refused.or(Some(err)),
+            }
+        }
+        if large {
+            for f in found.filter(|f| f.order != 0) {
+                // A large entry is a single entry (nr 1): no run of them.
+                let entry = f.nth(0).ok_or(RecordError::Entry);
+                match entry.and_then(|f| f.decode()).and_then(|e| self.merge(&e)) {
+                    Ok(n) => covered = covered.saturating_add(n),
+                    Err(RecordError::Outside) => {}
+                    Err(err) => refused = refused.or(Some(err)),
+                }
             }
         }
         match refused {

@@ -41,6 +41,7 @@ fn stored(e: &Entry) -> Found {
         index: e.index,
         order: e.order,
         xa_entry,
+        nr: 1,
     }
 }
 
@@ -620,6 +621,7 @@ fn null_and_internal_entries_are_refused_by_their_low_bits() {
                 index: 0,
                 order: 0,
                 xa_entry: raw,
+                nr: 1,
             };
             let got = f.decode().map(|e| e.kind);
             let want = match raw & 3 {
@@ -637,11 +639,13 @@ fn null_and_internal_entries_are_refused_by_their_low_bits() {
         index: 11,
         order: 0,
         xa_entry: 0x402,
+        nr: 1,
     };
     let folio = |index| Found {
         index,
         order: 0,
         xa_entry: FOLIO_PTR,
+        nr: 1,
     };
     assert_eq!(
         r.merge_all([folio(10), retry, folio(12)]),
@@ -816,6 +820,92 @@ fn a_run_equals_the_reference_slots_then_report_over_random_runs() {
             assert_eq!(pmes[i], want, "offset {i} of {n} from {first}: {entries:?}");
         }
     }
+}
+
+#[test]
+fn a_run_of_consecutive_swap_entries_merges_as_its_entries_written_out() {
+    // C's walk sends one entry for nr consecutive values at consecutive
+    // indices; merged, it must give exactly what the nr single entries
+    // give -- cut by the range on either side, over PTEs in every state,
+    // with the location shown or not, and across the end of a swap
+    // type's offsets (the next value is the next type's offset 0).
+    let mut rng = XorShift::new(0x7275_6e73);
+    let cur_pool = [0, SOFT_DIRTY, PRESENT | FILE | 0x42, SWAP | 0x21, UFFD_WP];
+    let value_pool = [
+        0,
+        1,
+        1000,
+        MAX_SWAP_OFFSET - 3,
+        SWP_OFFSET_MASK - 2,
+        3 << SWP_TYPE_SHIFT | 7,
+        31 << SWP_TYPE_SHIFT | 5,
+    ];
+    let mut n = 0;
+    for _ in 0..20_000 {
+        let len = 1 + (rng.next() % 24) as usize;
+        let first = rng.next() % 32;
+        let nr = 2 + (rng.next() % 20) as u32;
+        let value = value_pool[(rng.next() % value_pool.len() as u64) as usize];
+        let value = value.min((u64::MAX >> 1) - u64::from(nr));
+        let run = Found {
+            index: rng.next() % 48,
+            order: 0,
+            xa_entry: value << 1 | 1,
+            nr,
+        };
+        let before: Vec<u64> = (0..len)
+            .map(|_| cur_pool[(rng.next() % cur_pool.len() as u64) as usize])
+            .collect();
+        let show = !rng.next().is_multiple_of(4);
+        let swap_types = SWAP_TYPES - (rng.next() % 4) as u32;
+        let mut whole = before.clone();
+        let got = Run::new(first, &mut whole, swap_types, show).merge_all([run]);
+        let mut split = before.clone();
+        let singles: Vec<Found> = (0..nr).map(|i| run.nth(i).unwrap()).collect();
+        let want = Run::new(first, &mut split, swap_types, show).merge_all(singles);
+        assert_eq!(whole, split, "{run:?} over {len} from {first}");
+        assert_eq!(got, want, "{run:?} over {len} from {first}");
+        n += usize::from(got.unwrap_or(0) > 0);
+    }
+    // About 40 % of the runs overlap the range: the comparison is not
+    // vacuous.
+    assert!(n > 5_000, "{n}");
+}
+
+#[test]
+fn runs_c_never_builds_are_refused_whole() {
+    let run = |index, order, xa_entry, nr| Found {
+        index,
+        order,
+        xa_entry,
+        nr,
+    };
+    let swap = (1 << SWP_TYPE_SHIFT | 40) << 1 | 1;
+    let bad = [
+        run(0, 0, swap, 0),            // no entry at all
+        run(0, 0, FOLIO_PTR, 2),       // folios are never a run
+        run(0, 1, swap, 2),            // nor large entries
+        run(u64::MAX - 1, 0, swap, 3), // indices would wrap
+        run(0, 0, u64::MAX - 2, 3),    // values would wrap
+    ];
+    for r in bad {
+        let mut pmes = [0u64; 8];
+        let got = Run::new(0, &mut pmes, SWAP_TYPES, true).merge_all([r]);
+        assert_eq!(got, Err(RecordError::Entry), "{r:?}");
+        assert_eq!(pmes, [0; 8], "{r:?}");
+        assert_eq!(r.nth(1), None, "{r:?}");
+    }
+    // The one that is: four slots from offset 1 of type 1, offset 40.
+    let mut pmes = [0u64; 8];
+    let got = Run::new(0, &mut pmes, SWAP_TYPES, true).merge_all([run(1, 0, swap, 4)]);
+    assert_eq!(got, Ok(4));
+    let want: Vec<u64> = (0..8)
+        .map(|i| match i {
+            1..=4 => swapped_entry(1, 40 + i - 1),
+            _ => 0,
+        })
+        .collect();
+    assert_eq!(&pmes[..], &want[..]);
 }
 
 // ---------------------------------------------------------------------
