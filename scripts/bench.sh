@@ -44,7 +44,8 @@
 #                   (both kernels get zram, booted with 512 MiB of zram
 #                   swap), runs pm.d0/d50/d100 (pagemap of a memfd and of
 #                   private anon memory, 0/50/100 % written, half of that
-#                   paged out; 1/64/512/1024-entry reads) and writes
+#                   paged out; 1/64/512/1024-entry reads) and pm.d50rev
+#                   (d50 paged out in reverse: scattered swap slots), and writes
 #                   docs/benchmarks-pagemap-swap.*: the reader without
 #                   the opt-in within +-0.5 % of the base, the opted-in
 #                   reader of shared memory within 1.5x of the private
@@ -93,7 +94,7 @@ vma-lock)
 	;;
 pagemap-swap)
 	SYS_SUFFIX=-pagemap-swap
-	ALL_CASES="pm.d0 pm.d50 pm.d100"
+	ALL_CASES="pm.d0 pm.d50 pm.d100 pm.d50rev"
 	BENCH_APPEND="RUSTMM_SWAP_MIB=512"
 	;;
 *) die "BENCH_SYSTEM=$SYSTEM is not supported; supported: rmap-id contpte vma-lock pagemap-swap" ;;

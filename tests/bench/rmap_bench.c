@@ -52,6 +52,9 @@
  *                   that did not opt in) and shared-optin (the same with
  *                   PAGEMAP_SET_OPTS(PAGEMAP_OPT_SHARED_SWAP); only where
  *                   the kernel has it)
+ *   pm.d50rev       pm.d50 with each group's pages paged out one by one
+ *                   from the last: no page's swap slot follows its left
+ *                   neighbour's (no runs of consecutive slots)
  *
  * What makes a window trustworthy (scripts/bench.sh boots one case per
  * guest, so allocator state never carries over from another case):
@@ -999,9 +1002,14 @@ static struct {
 /*
  * Page i of a PM_GROUP-page group: written if i < dirty, paged out if
  * i < dirty / 2 -- runs of swap entries, present pages and holes, as a
- * checkpointer meets them.
+ * checkpointer meets them. Paged out with one MADV_PAGEOUT per group, the
+ * pages of a group take consecutive swap slots in index order; @reverse
+ * pages them out one by one from the last, so that no page's slot is the
+ * one after its left neighbour's (a busy machine's reclaim, several CPUs
+ * and LRU order scatter a file's slots: the opted-in walk then sends
+ * every swap entry to Rust on its own, not as a run).
  */
-static int pm_prepare(const char *name, int pct)
+static int pm_prepare(const char *name, int pct, int reverse)
 {
 	unsigned long dirty = PM_GROUP * pct / 100, out = dirty / 2, want = 0;
 	uint64_t opts = PAGEMAP_OPT_SHARED_SWAP;
@@ -1022,9 +1030,15 @@ static int pm_prepare(const char *name, int pct)
 	}
 	for (int m = 0; m < 2; m++)
 		for (unsigned long g = 0; g < size; g += PM_GROUP * PAGE) {
+			int failed = 0;
+
 			for (unsigned long i = 0; i < dirty; i++)
 				memset(pm.mem[m] + g + i * PAGE, (int)(i + 1), PAGE);
-			if (out && madvise(pm.mem[m] + g, out * PAGE, MADV_PAGEOUT)) {
+			if (!reverse && out)
+				failed = madvise(pm.mem[m] + g, out * PAGE, MADV_PAGEOUT);
+			for (unsigned long i = out; reverse && i-- > 0;)
+				failed |= madvise(pm.mem[m] + g + i * PAGE, PAGE, MADV_PAGEOUT);
+			if (failed) {
 				error(name, "MADV_PAGEOUT failed");
 				return -1;
 			}
@@ -1235,15 +1249,17 @@ int main(int argc, char **argv)
 			measure(name, r, SMALL, -10 - c, 0);
 	}
 	/* pagemap over swapped-out shared memory: only when named. */
-	for (int d = 0; d <= 100; d += 50) {
+	for (int d = 0; d <= 150; d += 50) {
+		/* pm.d0, pm.d50, pm.d100; pm.d50rev: d50 paged out in reverse. */
+		int pct = d > 100 ? 50 : d, reverse = d > 100;
 		char name[32];
 
-		snprintf(name, sizeof(name), "pm.d%d", d);
+		snprintf(name, sizeof(name), "pm.d%d%s", pct, reverse ? "rev" : "");
 		if (strcmp(want, name))
 			continue;
 		found = 1;
 		thp_sizes(name, SMALL);
-		if (pm_prepare(name, d))
+		if (pm_prepare(name, pct, reverse))
 			break;
 		/* Run 0 is the warm-up; every run reads with every batch and reader. */
 		for (int r = 0; r <= runs * SHORT_FACTOR; r++)

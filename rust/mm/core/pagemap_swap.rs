@@ -411,37 +411,71 @@ impl<'a> Run<'a> {
         let Some(last) = run.nth(run.nr.wrapping_sub(1)) else {
             return Err(RecordError::Entry);
         };
-        if self.pmes.is_empty() {
+        let Some(len) = self.pmes.len().checked_sub(1) else {
             return Err(RecordError::Outside);
-        }
-        let range_last = self.first.saturating_add(self.pmes.len() as u64 - 1);
+        };
+        let range_last = self.first.saturating_add(len as u64);
         let lo = run.index.max(self.first);
         let hi = last.index.min(range_last);
         if lo > hi {
             return Err(RecordError::Outside);
         }
-        // INVARIANT: `first <= lo <= hi <= range_last`: both are indices
-        // into `pmes`; `lo - run.index < nr`, so the values below stay at
-        // or under `last.xa_entry` (nth() checked it does not wrap).
-        let (from, to) = ((lo - self.first) as usize, (hi - self.first) as usize);
-        let mut value = run.xa_entry.wrapping_add(2 * (lo - run.index));
-        for pme in &mut self.pmes[from..=to] {
-            if takes_file(*pme) {
-                let entry = Found {
-                    index: 0,
-                    order: 0,
-                    xa_entry: value,
-                    nr: 1,
-                };
-                // A value entry: always decodes.
-                if let Ok(e) = entry.decode() {
+        // INVARIANT: `run.index <= lo <= hi <= last.index`, so `skip` and
+        // `n` are below `nr` and the values below lie between the run's
+        // first and last, which nth() checked do not wrap.
+        let (skip, n) = (lo - run.index, hi - lo);
+        let from = (lo - self.first) as usize;
+        let Some(pmes) = self.pmes.get_mut(from..=from.saturating_add(n as usize)) else {
+            return Err(RecordError::Outside);
+        };
+        let v0 = run.xa_entry.wrapping_add(skip.wrapping_mul(2));
+        let v1 = v0.wrapping_add(n.wrapping_mul(2));
+        let one = |xa_entry| Found {
+            index: 0,
+            order: 0,
+            xa_entry,
+            nr: 1,
+        };
+        // Value entries: they always decode.
+        let (Ok(e0), Ok(e1)) = (one(v0).decode(), one(v1).decode()) else {
+            return Err(RecordError::Entry);
+        };
+        // Within one swap type the offsets grow by one per entry: the
+        // slots are all "swapped nowhere" (type not shown, or the first
+        // offset already beyond a frame), or all located, each one
+        // offset (1 << SWAP_TYPE_BITS of the frame) past the one before
+        // (the last offset fits a frame). Otherwise -- a run across a
+        // type's last offset or across the largest offset a frame holds --
+        // each entry is decoded on its own.
+        let located = e0.swap_type < located_types;
+        let one_type = e0.swap_type == e1.swap_type;
+        let (mut slot, step) = if one_type && (!located || e0.swap_offset > MAX_SWAP_OFFSET) {
+            (SWAPPED_NOWHERE, 0)
+        } else if one_type && e1.swap_offset <= MAX_SWAP_OFFSET {
+            (
+                swapped_entry(e0.swap_type, e0.swap_offset),
+                1 << SWAP_TYPE_BITS,
+            )
+        } else {
+            let mut value = v0;
+            for pme in pmes {
+                if let (true, Ok(e)) = (takes_file(*pme), one(value).decode()) {
                     *pme = slot_of(&e, 0, e.swap_type < located_types) | (*pme & SOFT_DIRTY);
                 }
+                // Past the last entry this is never read: it may wrap.
+                value = value.wrapping_add(2);
             }
-            // Past the last entry this is never read: it may wrap.
-            value = value.wrapping_add(2);
+            return Ok(n as usize + 1);
+        };
+        for pme in pmes {
+            if takes_file(*pme) {
+                *pme = slot | (*pme & SOFT_DIRTY);
+            }
+            // INVARIANT: the last slot's offset fits a frame: no carry
+            // into the flag bits before the loop ends.
+            slot = slot.wrapping_add(step);
         }
-        Ok(to - from + 1)
+        Ok(n as usize + 1)
     }
 
     /// [`Self::merge`] for an entry of order above 0: shmem mTHP swap-out,
