@@ -1000,6 +1000,28 @@ static struct {
 } pm = { .fd = { -1, -1, -1 } };
 
 /*
+ * Map @size bytes at a 1 GiB-aligned address: with nothing mapped (pm.d0)
+ * pagemap's cost is that of the page-table levels the range crosses, which
+ * a randomized address changes from boot to boot; aligned, every boot
+ * walks the same geometry.
+ */
+static void *pm_map_aligned(int flags, int fd)
+{
+	const unsigned long align = 1UL << 30;
+	char *r = mmap(NULL, size + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		       -1, 0);
+	char *at;
+
+	if (r == MAP_FAILED)
+		return MAP_FAILED;
+	at = (char *)(((uintptr_t)r + align - 1) & ~(align - 1));
+	if (at > r)
+		munmap(r, at - r);
+	munmap(at + size, r + size + align - (at + size));
+	return mmap(at, size, PROT_READ | PROT_WRITE, flags | MAP_FIXED, fd, 0);
+}
+
+/*
  * Page i of a PM_GROUP-page group: written if i < dirty, paged out if
  * i < dirty / 2 -- runs of swap entries, present pages and holes, as a
  * checkpointer meets them. Paged out with one MADV_PAGEOUT per group, the
@@ -1016,12 +1038,12 @@ static int pm_prepare(const char *name, int pct, int reverse)
 	int mfd = memfd_create("rustmm-bench", 0);
 	long kb = 0;
 
-	pm.mem[0] = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	pm.mem[0] = pm_map_aligned(MAP_PRIVATE | MAP_ANONYMOUS, -1);
 	if (mfd < 0 || ftruncate(mfd, size) || pm.mem[0] == MAP_FAILED) {
 		error(name, "memfd_create, ftruncate or mmap failed");
 		return -1;
 	}
-	pm.mem[1] = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+	pm.mem[1] = pm_map_aligned(MAP_SHARED, mfd);
 	close(mfd);
 	pm.buf = malloc(pm_batch[PM_NR_BATCH - 1] * sizeof(*pm.buf));
 	if (pm.mem[1] == MAP_FAILED || !pm.buf || madvise(pm.mem[0], size, MADV_NOHUGEPAGE)) {

@@ -10,9 +10,10 @@
  * many as smaps' Swap counts -- without faulting any back in (pswpin and
  * mincore unchanged), with 8-byte reads and with batches of 64, 512 and
  * 1024 entries alike; untouched pages stay "never touched"; every page
- * keeps its data. The controls: the same reader without the opt-in sees
- * 6.12's answer (a swapped shared page reads as never touched), and a
- * private anon page's swap entry reads the same either way.
+ * keeps its data, and the slot named on /dev/zram0 holds that data. The
+ * controls: the same reader without the opt-in sees 6.12's answer (a
+ * swapped shared page reads as never touched), and a private anon page's
+ * swap entry reads the same either way.
  *
  * RUSTMM_PAGEMAP_SWAP=1 says the kernel has CONFIG_PAGEMAP_SHARED_SWAP;
  * with 0 the ioctl must be refused and every read must be 6.12's. Each

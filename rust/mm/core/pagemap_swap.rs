@@ -401,13 +401,26 @@ impl<'a> Run<'a> {
         Ok(1)
     }
 
-    /// [`Self::merge`] each entry of a run of `nr` above 1 ([`Found`]):
+    /// [`Self::merge`] each entry of the order-0 run of `nr` above 1 at
+    /// `index` from `xa_entry` ([`Found`]):
     /// the offsets of the range it covers, each with its own value,
     /// decoded and merged as [`Self::merge_one`] does; `located_types` as
     /// in [`Self::merge_all`]. Refused as a whole ([`RecordError::Entry`])
     /// if it is not a run C builds ([`Found::nth`]).
     #[inline(never)]
-    fn merge_run(&mut self, run: &Found, located_types: u32) -> Result<usize, RecordError> {
+    fn merge_run(
+        &mut self,
+        index: u64,
+        xa_entry: u64,
+        nr: u32,
+        located_types: u32,
+    ) -> Result<usize, RecordError> {
+        let run = Found {
+            index,
+            order: 0,
+            xa_entry,
+            nr,
+        };
         let Some(last) = run.nth(run.nr.wrapping_sub(1)) else {
             return Err(RecordError::Entry);
         };
@@ -523,15 +536,29 @@ impl<'a> Run<'a> {
         let mut refused = None;
         let mut large = false;
         for f in found.clone() {
-            if f.order != 0 {
+            // Taken apart: nothing of `f` needs to live in memory.
+            let Found {
+                index,
+                order,
+                xa_entry,
+                nr,
+            } = f;
+            if order != 0 {
                 large = true;
                 continue;
             }
-            let merged = if f.nr == 1 {
-                f.decode()
+            let merged = if nr == 1 {
+                let single = Found {
+                    index,
+                    order,
+                    xa_entry,
+                    nr,
+                };
+                single
+                    .decode()
                     .and_then(|e| self.merge_one(&e, e.swap_type < located_types))
             } else {
-                self.merge_run(&f, located_types)
+                self.merge_run(index, xa_entry, nr, located_types)
             };
             match merged {
                 Ok(n) => covered = covered.saturating_add(n),
