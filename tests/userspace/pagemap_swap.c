@@ -702,6 +702,16 @@ static long long mthp_stat(const char *name)
  * pages alike. Checked only where the kernel swapped folios out whole
  * (the 64 KiB swpout counter); data intact afterwards.
  */
+/* Every byte of [mem, mem + NR pages) is back (swapped in) as written. */
+static int all_bytes_back(const char *mem, int seed)
+{
+	for (unsigned long off = 0; off < NR * PAGE; off++)
+		if ((unsigned char)mem[off] != rich(off, seed))
+			return fail("byte %#lx is %#x after swap-in, want %#x", off,
+				    (unsigned char)mem[off], rich(off, seed));
+	return PASS;
+}
+
 static int a_large_swap_entry_gives_each_page_its_own_offset(void)
 {
 	static uint64_t e[NR];
@@ -754,10 +764,8 @@ static int a_large_swap_entry_gives_each_page_its_own_offset(void)
 			if (e[j] == e[i])
 				r = fail("pages %lu and %lu read the same location", j, i);
 	}
-	for (unsigned long off = 0; r == PASS && off < NR * PAGE; off++)
-		if ((unsigned char)mem[off] != rich(off, 9))
-			r = fail("byte %#lx is %#x after swap-in, want %#x", off,
-				 (unsigned char)mem[off], rich(off, 9));
+	if (r == PASS)
+		r = all_bytes_back(mem, 9);
 	munmap(mem, NR * PAGE);
 	return r;
 }
@@ -828,10 +836,8 @@ static int each_swapped_page_holds_its_data_at_the_reported_location(void)
 		r = fail("no two neighbours of the first half on consecutive slots");
 	if (zfd >= 0)
 		close(zfd);
-	for (unsigned long off = 0; r == PASS && off < NR * PAGE; off++)
-		if ((unsigned char)mem[off] != rich(off, 11))
-			r = fail("byte %#lx is %#x after swap-in, want %#x", off,
-				 (unsigned char)mem[off], rich(off, 11));
+	if (r == PASS)
+		r = all_bytes_back(mem, 11);
 	munmap(mem, NR * PAGE);
 	return r;
 }
