@@ -95,7 +95,10 @@ vma-lock)
 pagemap-swap)
 	SYS_SUFFIX=-pagemap-swap
 	ALL_CASES="pm.d0 pm.d50 pm.d100 pm.d50rev"
-	BENCH_APPEND="RUSTMM_SWAP_MIB=512"
+	# norandmaps: the same address-space layout in every boot (with
+	# nothing mapped, a pagemap read costs what the page-table levels
+	# around the range hold, which randomized mmap bases change).
+	BENCH_APPEND="RUSTMM_SWAP_MIB=512 norandmaps"
 	;;
 *) die "BENCH_SYSTEM=$SYSTEM is not supported; supported: rmap-id contpte vma-lock pagemap-swap" ;;
 esac

@@ -45,7 +45,7 @@ pagemap-swap) OUT="$BUILD_DIR/bench$TSUFFIX-pagemap-swap" ;;
 esac
 # The boot case a measurement belongs to, and what that boot needs.
 boot_case() { case "$1" in pm.*) echo "${1%%.b*}" ;; *) echo "$1" ;; esac; }
-boot_append() { case "$1" in pm.*) echo " RUSTMM_SWAP_MIB=512" ;; esac; }
+boot_append() { case "$1" in pm.*) echo " RUSTMM_SWAP_MIB=512 norandmaps" ;; esac; }
 mkdir -p "$OUT/profile"
 # x86_64's tables keep their names; arm64's are docs/profiles/CASE-arm64.txt.
 ARCH_ARG=""
