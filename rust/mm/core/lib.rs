@@ -8,6 +8,7 @@
 
 #![no_std]
 
+pub mod compound_pagemap;
 pub mod contpte;
 pub mod contpte_vectors;
 pub mod folio;
