@@ -16,8 +16,8 @@ set -uo pipefail
 
 variant="${1:-}"
 case "$variant" in
-off) src="$KSRC"; drop='MM_RMAP_ID|MM_ATOMIC_SEQCOUNT_KUNIT_TEST|ARM64_CONTPTE_RUST|PER_VMA_LOCK_RUST|PAGEMAP_SHARED_SWAP' ;;
-base) src="$BUILD_DIR/linux-base"; drop='MM_RMAP_ID|MM_ATOMIC_SEQCOUNT_KUNIT_TEST|ARM64_CONTPTE_RUST|PER_VMA_LOCK_RUST|PAGEMAP_SHARED_SWAP|CONFIG_RUST=' ;;
+off) src="$KSRC"; drop='MM_RMAP_ID|MM_ATOMIC_SEQCOUNT_KUNIT_TEST|ARM64_CONTPTE_RUST|PER_VMA_LOCK_RUST|PAGEMAP_SHARED_SWAP|COMPOUND_PAGEMAPS_RUST' ;;
+base) src="$BUILD_DIR/linux-base"; drop='MM_RMAP_ID|MM_ATOMIC_SEQCOUNT_KUNIT_TEST|ARM64_CONTPTE_RUST|PER_VMA_LOCK_RUST|PAGEMAP_SHARED_SWAP|COMPOUND_PAGEMAPS_RUST|CONFIG_RUST=' ;;
 *) die "usage: run-variant.sh off|base" ;;
 esac
 [ -f "$KSRC/.rust-mm-applied" ] || die "the tree is not prepared (run: make prepare)"
@@ -42,8 +42,8 @@ if [ "$rc" -ne 0 ] || [ ! -f "$out/$KIMAGE" ]; then
 	echo "userspace-$variant: 0 passed, 1 failed, 0 skipped"
 	exit 1
 fi
-if grep -qE '^CONFIG_(MM_RMAP_ID|ARM64_CONTPTE_RUST|PER_VMA_LOCK_RUST|PAGEMAP_SHARED_SWAP)=y' "$out/.config"; then
-	die "an option of ours is still on in the $variant kernel: $(grep -E '^CONFIG_(MM_RMAP_ID|ARM64_CONTPTE_RUST|PER_VMA_LOCK_RUST|PAGEMAP_SHARED_SWAP)=y' "$out/.config" | tr '\n' ' ')"
+if grep -qE '^CONFIG_(MM_RMAP_ID|ARM64_CONTPTE_RUST|PER_VMA_LOCK_RUST|PAGEMAP_SHARED_SWAP|COMPOUND_PAGEMAPS_RUST)=y' "$out/.config"; then
+	die "an option of ours is still on in the $variant kernel: $(grep -E '^CONFIG_(MM_RMAP_ID|ARM64_CONTPTE_RUST|PER_VMA_LOCK_RUST|PAGEMAP_SHARED_SWAP|COMPOUND_PAGEMAPS_RUST)=y' "$out/.config" | tr '\n' ' ')"
 fi
 
 # make test boots the variants with the selftests every kernel runs (set

@@ -19,6 +19,11 @@
 pub mod arm64_contpte;
 #[cfg(CONFIG_MM_RMAP_ID)]
 pub mod atomic_seqcount;
+#[cfg(CONFIG_COMPOUND_PAGEMAPS_RUST)]
+#[path = "core/compound_pagemap.rs"]
+pub mod compound_pagemap;
+#[cfg(CONFIG_COMPOUND_PAGEMAPS_RUST)]
+pub mod compound_pagemap_api;
 #[cfg(CONFIG_ARM64_CONTPTE_RUST)]
 #[path = "core/contpte.rs"]
 pub mod contpte;
