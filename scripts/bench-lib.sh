@@ -49,7 +49,7 @@ build() { # NAME SRC EXTRA_CONFIG: $OUT/kernel-NAME
 		die "[$1] the kernel did not build; no benchmark report"
 	fi
 	local ours
-	ours="$(grep -oE '^CONFIG_(MM_RMAP_ID|ARM64_CONTPTE_RUST|PER_VMA_LOCK_RUST|PAGEMAP_SHARED_SWAP)=y' "$dir/.config" | tr '\n' ' ')"
+	ours="$(grep -oE '^CONFIG_(MM_RMAP_ID|ARM64_CONTPTE_RUST|PER_VMA_LOCK_RUST|PAGEMAP_SHARED_SWAP|COMPOUND_PAGEMAPS_RUST)=y' "$dir/.config" | tr '\n' ' ')"
 	if [ "$1" = base ] && [ -n "$ours" ]; then
 		die "[base] has $ours"
 	fi
@@ -64,16 +64,34 @@ bench_option() {
 	contpte) echo CONFIG_ARM64_CONTPTE_RUST=y ;;
 	vma-lock) echo CONFIG_PER_VMA_LOCK_RUST=y ;;
 	pagemap-swap) echo CONFIG_PAGEMAP_SHARED_SWAP=y ;;
+	compound-pagemaps) echo CONFIG_COMPOUND_PAGEMAPS_RUST=y ;;
 	*) echo CONFIG_MM_RMAP_ID=y ;;
 	esac
 }
 
 # What both kernels of the measured system need beyond bench.kunitconfig:
 # pagemap-swap pages memory out to zram (init's RUSTMM_SWAP_MIB, which
-# finds /dev/zram0 in devtmpfs).
+# finds /dev/zram0 in devtmpfs); compound-pagemaps makes a device-dax of
+# the legacy pmem of memmap=nn!ss (docs/notes/compound-pagemaps-plan.md
+# C.1, C.2): memory hotplug for ZONE_DEVICE, the e820 nvdimm bus and
+# nd_pmem, pfn/dax info blocks, device-dax and its nd driver dax_pmem,
+# without dax_kmem (which would take the device as System RAM) and fs
+# dax (not needed; it compiles a devmap_managed_key test into every
+# folio put, which nd_pmem's boot-time FS_DAX pgmap turns on); gup_test
+# in debugfs (init mounts debugfs and devtmpfs); and PCI, without which
+# x86 never inserts a memmap=! region into iomem (e820_pmem finds none:
+# pcibios_resource_survey() calls e820__reserve_resources_late()).
 bench_system_config() {
 	case "${SYSTEM:-rmap-id}" in
 	pagemap-swap) printf '%s\n' CONFIG_SWAP=y CONFIG_ZRAM=y CONFIG_DEVTMPFS=y ;;
+	compound-pagemaps)
+		printf '%s\n' CONFIG_PCI=y CONFIG_MEMORY_HOTPLUG=y CONFIG_MEMORY_HOTREMOVE=y CONFIG_ZONE_DEVICE=y \
+			CONFIG_X86_PMEM_LEGACY=y CONFIG_LIBNVDIMM=y CONFIG_BLK_DEV_PMEM=y \
+			CONFIG_NVDIMM_PFN=y CONFIG_NVDIMM_DAX=y CONFIG_DAX=y CONFIG_DEV_DAX=y \
+			CONFIG_DEV_DAX_PMEM=y '# CONFIG_DEV_DAX_KMEM is not set' \
+			'# CONFIG_FS_DAX is not set' CONFIG_DEVTMPFS=y CONFIG_DEBUG_FS=y \
+			CONFIG_GUP_TEST=y
+		;;
 	esac
 }
 

@@ -49,7 +49,17 @@
 #                   docs/benchmarks-pagemap-swap.*: the reader without
 #                   the opt-in within +-0.5 % of the base, the opted-in
 #                   reader of shared memory within 1.5x of the private
-#                   anon reader on the patched kernel
+#                   anon reader on the patched kernel;
+#                   compound-pagemaps (x86_64) has only
+#                   CONFIG_COMPOUND_PAGEMAPS_RUST=y (both kernels get
+#                   legacy pmem, nvdimm and device-dax, gup_test; booted
+#                   with memmap=512M!1G), runs gup_test's get/pin_user_pages_fast
+#                   over a 2M- and a 4K-aligned /dev/dax0.0 and the slow
+#                   get_user_pages over the 2M one (cp.*; the time is
+#                   gup_test's get loop alone), and writes
+#                   docs/benchmarks-compound-pagemaps.*: gup-fast on 2 MiB
+#                   folios at least 10x fewer instructions, 4K and the
+#                   slow path within +-0.5 % of the base
 #   BENCH_KERNELS   which kernels to build and run now (default "base
 #                   patched"); the other's logs from an earlier run are
 #                   reused only if they were made with the same settings,
@@ -100,7 +110,24 @@ pagemap-swap)
 	# around the range hold, which randomized mmap bases change).
 	BENCH_APPEND="RUSTMM_SWAP_MIB=512 norandmaps"
 	;;
-*) die "BENCH_SYSTEM=$SYSTEM is not supported; supported: rmap-id contpte vma-lock pagemap-swap" ;;
+compound-pagemaps)
+	[ "$KARCH" = x86_64 ] || die "BENCH_SYSTEM=compound-pagemaps is x86_64's (CONFIG_COMPOUND_PAGEMAPS_RUST depends on X86_64)"
+	SYS_SUFFIX=-compound-pagemaps
+	ALL_CASES="cp.gup-fast-2m cp.pin-fast-2m cp.gup-fast-4k cp.pin-fast-4k cp.gup-slow-2m"
+	# memmap=512M!1G: guest RAM [1 GiB, 1.5 GiB) becomes e820 type 12
+	# (legacy pmem: CONFIG_X86_PMEM_LEGACY makes region0/namespace0.0 of
+	# it, which tests/bench/devdax_setup.h turns into /dev/dax0.0). The
+	# bench guest has 2 GiB (-m 2048, -machine pc: all of it below 4 GiB,
+	# one e820 RAM range up to 2 GiB, the initrd loaded at its top), so
+	# the region lies inside RAM, away from the kernel image (16 MiB,
+	# nokaslr) and the initrd (just below 2 GiB); its start and size are
+	# multiples of the 128 MiB memory section, so no section holds boot
+	# RAM and device memory both (an early section would change the
+	# vmemmap plan); 1.5 GiB of RAM is left. nokaslr and norandmaps: the
+	# same physical and virtual layout in every boot.
+	BENCH_APPEND="memmap=512M!1G nokaslr norandmaps"
+	;;
+*) die "BENCH_SYSTEM=$SYSTEM is not supported; supported: rmap-id contpte vma-lock pagemap-swap compound-pagemaps" ;;
 esac
 CASES="$(echo ${BENCH_CASES:-$ALL_CASES})"
 OUT="$BUILD_DIR/bench$TSUFFIX$SYS_SUFFIX"

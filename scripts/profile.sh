@@ -17,9 +17,13 @@
 # The tables go into docs/profiles/<case>.txt (committed: the docs quote
 # them) with both kernels' provenance.
 #   BENCH_MIB       memory per case in MiB (default 256)
-#   BENCH_SYSTEM    rmap-id (default), vma-lock or pagemap-swap: whose
-#                   kernels (make bench's); a pagemap-swap case is one
-#                   measurement, e.g. pm.d50.b512.shared
+#   BENCH_SYSTEM    rmap-id (default), vma-lock, pagemap-swap or
+#                   compound-pagemaps (x86_64): whose kernels (make
+#                   bench's); a pagemap-swap case is one measurement,
+#                   e.g. pm.d50.b512.shared; a compound-pagemaps case
+#                   (cp.*) is profiled over its whole gup_test ioctl (get,
+#                   put and gup_test's own work: the window brackets the
+#                   ioctl, bench times only the get)
 #   BENCH_TIMEOUT   seconds per guest before it counts as hung (default 5400)
 set -uo pipefail
 # shellcheck source=scripts/env.sh
@@ -41,11 +45,21 @@ vma-lock) OUT="$BUILD_DIR/bench$TSUFFIX-vma-lock" ;;
 # A pagemap-swap case is one measurement of a boot case, e.g.
 # pm.d50.b512.shared-optin of the boot pm.d50 (with the bench's zram).
 pagemap-swap) OUT="$BUILD_DIR/bench$TSUFFIX-pagemap-swap" ;;
-*) die "make profile: BENCH_SYSTEM=$SYSTEM is not supported here (rmap-id, vma-lock, pagemap-swap)" ;;
+# A cp.* case boots with make bench's legacy pmem (nokaslr is there).
+compound-pagemaps)
+	[ "$TARGET" = x86_64 ] || die "make profile: BENCH_SYSTEM=compound-pagemaps is x86_64's"
+	OUT="$BUILD_DIR/bench$TSUFFIX-compound-pagemaps" ;;
+*) die "make profile: BENCH_SYSTEM=$SYSTEM is not supported here (rmap-id, vma-lock, pagemap-swap, compound-pagemaps)" ;;
 esac
-# The boot case a measurement belongs to, and what that boot needs.
+# The boot case a measurement belongs to, and what that boot needs (as
+# scripts/bench.sh's BENCH_APPEND).
 boot_case() { case "$1" in pm.*) echo "${1%%.b*}" ;; *) echo "$1" ;; esac; }
-boot_append() { case "$1" in pm.*) echo " RUSTMM_SWAP_MIB=512 norandmaps" ;; esac; }
+boot_append() {
+	case "$1" in
+	pm.*) echo " RUSTMM_SWAP_MIB=512 norandmaps" ;;
+	cp.*) echo " memmap=512M!1G norandmaps" ;;
+	esac
+}
 mkdir -p "$OUT/profile"
 # x86_64's tables keep their names; arm64's are docs/profiles/CASE-arm64.txt.
 ARCH_ARG=""

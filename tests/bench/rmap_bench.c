@@ -56,6 +56,40 @@
  *                   from the last: no page's swap slot follows its left
  *                   neighbour's (no runs of consecutive slots)
  *
+ * and get/pin_user_pages over device-dax (BENCH_SYSTEM=compound-pagemaps,
+ * seed 004; x86_64 guests booted with memmap=512M!1G: legacy pmem):
+ *
+ *   cp.gup-fast-2m  a /dev/dax0.0 of 2 MiB folios (made by sysfs writes,
+ *   cp.pin-fast-2m  tests/bench/devdax_setup.h), the area mapped
+ *                   MAP_SHARED and written (PMD-mapped, one fault per
+ *                   2 MiB), prepared once per boot; per run one gup_test
+ *                   ioctl (mm/gup_test.c, debugfs) over the whole area,
+ *                   512 pages per call, FOLL_WRITE: GUP_FAST_BENCHMARK
+ *                   (get_user_pages_fast) / PIN_FAST_BENCHMARK
+ *                   (pin_user_pages_fast): gup-fast on devmap PMD leaves,
+ *                   what the topic changes
+ *   cp.gup-fast-4k  the same on a device of 4 KiB folios (PTE-mapped,
+ *   cp.pin-fast-4k  order-0): the control, unchanged
+ *   cp.gup-slow-2m  GUP_BASIC_TEST (get_user_pages under the mmap lock,
+ *                   a page at a time through follow_devmap_pmd()) on
+ *                   2 MiB folios: the slow path, unchanged
+ *
+ *                   The time of a cp.* run is not this program's window
+ *                   but the kernel's: gup_test times its get loop alone
+ *                   (get_delta_usec, ktime) and its put loop alone, both
+ *                   inside the one ioctl, so no user-space clock can
+ *                   bracket the get only. Under -icount shift=0 a
+ *                   microsecond of guest time is 1000 instructions: the
+ *                   run's <ns> is get_delta_usec * 1000 (resolution 1000
+ *                   instructions). The window (vmstat background check,
+ *                   faults, profile markers) still brackets the ioctl:
+ *                   a profile of a cp.* case counts get, put and
+ *                   gup_test's own work. After every run the data
+ *                   written before must be intact and
+ *                   nr_foll_pin_acquired and nr_foll_pin_released must
+ *                   both have moved by the pages pinned (none for a get):
+ *                   else the run is an error.
+ *
  * What makes a window trustworthy (scripts/bench.sh boots one case per
  * guest, so allocator state never carries over from another case):
  *   - a quiet guest: khugepaged scanning, proactive compaction, vmstat
@@ -103,6 +137,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "devdax_setup.h"
 
 #ifndef SCHED_RESET_ON_FORK
 #define SCHED_RESET_ON_FORK 0x40000000
@@ -303,12 +339,13 @@ static void moved(const unsigned long long a[NR_BACKGROUND],
 /* ---- folio verification ------------------------------------------------ */
 
 enum expect { EXPECT_THP_PTE, EXPECT_THP_PMD, EXPECT_SMALL, EXPECT_MTHP_PTE, EXPECT_NONE,
-	      EXPECT_SWAP };
+	      EXPECT_SWAP, EXPECT_DEVDAX_PMD, EXPECT_DEVDAX_PTE };
 static const char *const expect_name[] = { "thp-pte", "thp-pmd", "small", "mthp-pte", "none",
-					   "swap" };
+					   "swap", "devdax-pmd", "devdax-pte" };
 
 struct check {
-	unsigned long ok, want;	/* (m)THP: 2 MiB (64 KiB) blocks; small: pages */
+	unsigned long ok, want;	/* (m)THP: 2 MiB (64 KiB) blocks; small: pages;
+				 * devdax: the device's folios */
 	const char *mapped;	/* "pte", "pmd" or "mixed" (smaps AnonHugePages) */
 };
 
@@ -1130,6 +1167,251 @@ static void pm_read(const char *name, struct run *r)
 	vmstat(r->after);
 }
 
+/* ---- gup over device-dax (BENCH_SYSTEM=compound-pagemaps) --------------- */
+
+/*
+ * mm/gup_test.h of the tree (not uapi: tools/testing/selftests/mm includes
+ * it from the tree), and FOLL_WRITE (include/linux/mm_types.h).
+ */
+struct gup_test {
+	uint64_t get_delta_usec;
+	uint64_t put_delta_usec;
+	uint64_t addr;
+	uint64_t size;
+	uint32_t nr_pages_per_call;
+	uint32_t gup_flags;
+	uint32_t test_flags;
+	uint32_t which_pages[8];	/* GUP_TEST_MAX_PAGES_TO_DUMP */
+};
+_Static_assert(sizeof(struct gup_test) == 80, "struct gup_test of 6.12");
+#define GUP_FAST_BENCHMARK	_IOWR('g', 1, struct gup_test)
+#define PIN_FAST_BENCHMARK	_IOWR('g', 2, struct gup_test)
+#define GUP_BASIC_TEST		_IOWR('g', 4, struct gup_test)
+#define FOLL_WRITE		0x01
+#define GUP_TEST_FILE		"/sys/kernel/debug/gup_test"
+
+#define CP_PER_CALL	512	/* pages per gup call: one PMD leaf of 2 MiB */
+/* Minor faults beyond the mapping's own while it is written (stack, code). */
+#define CP_FAULT_SLACK	64
+#define CP_PFN_MASK	((1ULL << 55) - 1)
+
+static const struct cp_case {
+	const char *name;
+	unsigned long cmd;
+	const char *cmd_name;
+	unsigned long align;	/* of the device: its folio size */
+	int is_short;		/* below 10 ms on the base kernel */
+} cp_cases[] = {
+	{ "cp.gup-fast-2m", GUP_FAST_BENCHMARK, "GUP_FAST_BENCHMARK", THP, 1 },
+	{ "cp.pin-fast-2m", PIN_FAST_BENCHMARK, "PIN_FAST_BENCHMARK", THP, 1 },
+	{ "cp.gup-fast-4k", GUP_FAST_BENCHMARK, "GUP_FAST_BENCHMARK", PAGE, 1 },
+	{ "cp.pin-fast-4k", PIN_FAST_BENCHMARK, "PIN_FAST_BENCHMARK", PAGE, 1 },
+	{ "cp.gup-slow-2m", GUP_BASIC_TEST, "GUP_BASIC_TEST", THP, 0 },
+};
+#define CP_NR_CASES	(sizeof(cp_cases) / sizeof(cp_cases[0]))
+
+/* The boot's device, its mapping and what it was verified to be. */
+static struct {
+	const struct cp_case *c;
+	struct devdax dax;
+	int fd, gup_fd;
+	char *mem;
+	struct check check;
+	enum expect expect;
+} cp = { .fd = -1, .gup_fd = -1 };
+
+/* The 8 bytes written at offset @off of the area: no two alike. */
+static uint64_t cp_word(unsigned long off)
+{
+	return (off * 0x9e3779b97f4a7c15ULL) ^ 0x5a5a5a5a5a5a5a5aULL;
+}
+
+/* The first and the last word of every page: -1 if intact, else the offset. */
+static long cp_changed(void)
+{
+	for (unsigned long off = 0; off < size; off += PAGE) {
+		if (*(volatile uint64_t *)(cp.mem + off) != cp_word(off))
+			return (long)off;
+		if (*(volatile uint64_t *)(cp.mem + off + PAGE - 8) != cp_word(off + PAGE - 8))
+			return (long)(off + PAGE - 8);
+	}
+	return -1;
+}
+
+/*
+ * The pin counters, folded first: they are per-CPU node counters, of which
+ * /proc/vmstat shows only what was folded (vm.stat_refresh folds every
+ * CPU's; the guest folds nothing else for an hour, quiet()).
+ */
+static int cp_pins(unsigned long long *acquired, unsigned long long *released)
+{
+	if (write_file("/proc/sys/vm/stat_refresh", "1"))
+		return -1;
+	*acquired = devdax_vmstat("nr_foll_pin_acquired");
+	*released = devdax_vmstat("nr_foll_pin_released");
+	return 0;
+}
+
+/*
+ * What the mapping is, after @faults minor faults while writing it:
+ * folios ok/want = the device's folios (align blocks) in the area whose
+ * pages pagemap shows present, each at its device offset (pfn = the
+ * device's start + offset, so a block of 2 MiB is one aligned compound of
+ * the device); mapped "pmd" for one fault per 2 MiB, "pte" for one per
+ * page. The folio order itself is not visible from user space
+ * (kpageflags has nothing for ZONE_DEVICE pfns): it is the device's align
+ * (vmemmap_shift), read back from sysfs by devdax_create().
+ */
+static struct check cp_verify(long faults)
+{
+	unsigned long npages = size / PAGE, blk = cp.c->align / PAGE;
+	unsigned long first = cp.dax.start / PAGE;
+	struct check c = { 0, size / cp.c->align, "mixed" };
+	uint64_t *pm = malloc(npages * sizeof(*pm));
+	int pfd = open("/proc/self/pagemap", O_RDONLY);
+
+	if (faults >= (long)npages && faults - (long)npages < CP_FAULT_SLACK)
+		c.mapped = "pte";
+	else if (faults >= (long)(size / THP) && faults - (long)(size / THP) < CP_FAULT_SLACK)
+		c.mapped = "pmd";
+	if (pm && pfd >= 0 && cp.dax.align == cp.c->align && first % blk == 0 &&
+	    !read_at(pfd, pm, npages * sizeof(*pm), (uintptr_t)cp.mem / PAGE * sizeof(*pm)))
+		for (unsigned long b = 0; b < npages / blk; b++) {
+			int good = 1;
+
+			for (unsigned long k = 0; good && k < blk; k++) {
+				uint64_t e = pm[b * blk + k];
+
+				good = (e >> 63) && (e & CP_PFN_MASK) == first + b * blk + k;
+			}
+			c.ok += good;
+		}
+	if (pfd >= 0)
+		close(pfd);
+	free(pm);
+	return c;
+}
+
+/*
+ * Once per boot: the device of @c's align, mapped and written (the
+ * faults map it), verified. The device is not destroyed after the runs:
+ * the guest ends with the case (one case per boot), and an unbind would
+ * wait for every dev_pagemap reference (tests/userspace checks that).
+ */
+static int cp_prepare(const struct cp_case *c)
+{
+	char why[512];
+	long f0;
+
+	cp.c = c;
+	cp.expect = c->align == PAGE ? EXPECT_DEVDAX_PTE : EXPECT_DEVDAX_PMD;
+	if (devdax_create(c->align, &cp.dax)) {
+		snprintf(why, sizeof(why), "device-dax of align %lu: %s", c->align, cp.dax.why);
+		error(c->name, why);
+		return -1;
+	}
+	printf("RUSTMM-BENCH-NOTE %s %s: %lu MiB at %#lx, align %lu (from %s); nr_memmap_pages %+lld (nd_pmem unbound), %+lld (bound)\n",
+	       c->name, cp.dax.path, cp.dax.size >> 20, cp.dax.start, cp.dax.align, cp.dax.nd_dax,
+	       cp.dax.memmap_unbind_pmem, cp.dax.memmap_bind);
+	if (size > cp.dax.size) {
+		snprintf(why, sizeof(why), "%lu MiB asked (BENCH_MIB), %s has %lu MiB",
+			 size >> 20, cp.dax.path, cp.dax.size >> 20);
+		error(c->name, why);
+		return -1;
+	}
+	cp.fd = open(cp.dax.path, O_RDWR);
+	cp.gup_fd = open(GUP_TEST_FILE, O_RDWR);
+	if (cp.fd < 0 || cp.gup_fd < 0) {
+		snprintf(why, sizeof(why), "cannot open %s or " GUP_TEST_FILE
+			 " (CONFIG_GUP_TEST, debugfs): %s", cp.dax.path, strerror(errno));
+		error(c->name, why);
+		return -1;
+	}
+	/* A device-dax refuses private mappings; it aligns the address. */
+	cp.mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, cp.fd, 0);
+	if (cp.mem == MAP_FAILED || (uintptr_t)cp.mem % c->align) {
+		snprintf(why, sizeof(why), "mmap of %s MAP_SHARED failed or unaligned: %s",
+			 cp.dax.path, strerror(errno));
+		error(c->name, why);
+		return -1;
+	}
+	f0 = minflt();
+	for (unsigned long off = 0; off < size; off += PAGE) {
+		*(uint64_t *)(cp.mem + off) = cp_word(off);
+		*(uint64_t *)(cp.mem + off + PAGE - 8) = cp_word(off + PAGE - 8);
+	}
+	cp.check = cp_verify(minflt() - f0);
+	return 0;
+}
+
+/*
+ * One attempt: the case's gup_test ioctl over the whole area. Its time is
+ * the kernel's get_delta_usec (see the top of the file); the window
+ * around the ioctl gives the background check, the faults and the profile
+ * markers.
+ */
+static void cp_gup(const char *name, struct run *r)
+{
+	struct gup_test g = {
+		.addr = (uintptr_t)cp.mem,
+		.size = size,
+		.nr_pages_per_call = CP_PER_CALL,
+		.gup_flags = FOLL_WRITE,
+	};
+	unsigned long long a0, r0, a1 = 0, r1 = 0;
+	unsigned long want = cp.c->cmd == PIN_FAST_BENCHMARK ? size / PAGE : 0;
+	char why[400];
+	long bad;
+	int rc, e;
+
+	r->ns = 0;
+	r->expect = cp.expect;
+	r->check = cp.check;
+	if (cp_pins(&a0, &r0)) {
+		error(name, "cannot write /proc/sys/vm/stat_refresh");
+		return;
+	}
+	vmstat(r->before);
+	start();
+	rc = ioctl(cp.gup_fd, cp.c->cmd, &g);
+	e = errno;
+	stop();
+	vmstat(r->after);
+	if (rc) {
+		snprintf(why, sizeof(why), "%s: %s", cp.c->cmd_name, strerror(e));
+		error(name, why);
+		return;
+	}
+	if (g.size != size) {
+		snprintf(why, sizeof(why), "%s took %llu of %lu bytes", cp.c->cmd_name,
+			 (unsigned long long)g.size, size);
+		error(name, why);
+		return;
+	}
+	if (cp_pins(&a1, &r1)) {
+		error(name, "cannot write /proc/sys/vm/stat_refresh");
+		return;
+	}
+	if (a1 - a0 != want || r1 - r0 != want) {
+		snprintf(why, sizeof(why), "%s: nr_foll_pin_acquired +%llu, nr_foll_pin_released +%llu, want +%lu each (now %llu, %llu)",
+			 cp.c->cmd_name, a1 - a0, r1 - r0, want, a1, r1);
+		error(name, why);
+		return;
+	}
+	bad = cp_changed();
+	if (bad >= 0) {
+		snprintf(why, sizeof(why), "%s: the word at offset %#lx changed", cp.c->cmd_name,
+			 (unsigned long)bad);
+		error(name, why);
+		return;
+	}
+	if (!g.get_delta_usec) {
+		error(name, "the get took under 1 us: too few pages (BENCH_MIB) to time");
+		return;
+	}
+	r->ns = g.get_delta_usec * 1000;
+}
+
 /*
  * Run as SCHED_FIFO (children get SCHED_OTHER: reset on fork) on
  * MEASURE_CPU, which the guest isolates: nothing else is scheduled there,
@@ -1155,7 +1437,9 @@ static void measure(const char *name, int run, enum kind k, int a, int anon_rand
 	struct run r;
 
 	for (int attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-		if (a == -20)
+		if (a == -30)
+			cp_gup(name, &r);
+		else if (a == -20)
 			pm_read(name, &r);
 		else if (a <= -10)
 			switch (-a - 10) {
@@ -1298,6 +1582,22 @@ int main(int argc, char **argv)
 					profiling = r && profile && !strcmp(profile, sub);
 					measure(sub, r, SMALL, -20, 0);
 				}
+	}
+	/* gup over device-dax: only when named (guests with memmap=nn!ss). */
+	for (unsigned int i = 0; i < CP_NR_CASES; i++) {
+		const struct cp_case *c = &cp_cases[i];
+		int n = c->is_short ? runs * SHORT_FACTOR : runs;
+
+		if (strcmp(want, c->name))
+			continue;
+		found = 1;
+		if (cp_prepare(c))
+			break;
+		/* Run 0 is the warm-up. */
+		for (int r = 0; r <= n; r++) {
+			profiling = r && profile && !strcmp(profile, c->name);
+			measure(c->name, r, SMALL, -30, 0);
+		}
 	}
 	if (!strcmp(want, "vma.slab")) {
 		found = 1;

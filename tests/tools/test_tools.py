@@ -4,7 +4,8 @@
 
 - scripts/bench-report.py: verdicts from intervals (met / missed /
   inconclusive), and refusals for short THP, wrongly mapped folios,
-  disturbed windows and uneven boots, on synthetic console logs;
+  disturbed windows and uneven boots, on synthetic console logs; the
+  compound-pagemaps targets (10x on 2 MiB gup-fast, +-0.5 % controls);
 - scripts/cover-letter.py --check: a cover letter whose benchmark numbers
   were edited, or which lost a case, fails;
 - scripts/series.sh export: refuses a topic without the topics it depends
@@ -24,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+from unittest import mock
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(TOP, "scripts"))
@@ -165,6 +167,35 @@ class BenchReport(unittest.TestCase):
         old = self.result("thp.cow", [[10], [10]], [[11], [11]])
         self.assertIsNone(old["base"]["faults_median"])
         self.assertEqual(report.faults_cell(old["base"], old["patched"]), "")
+
+    def test_compound_pagemaps_2m_gup_fast_must_take_a_tenth_of_the_instructions(self):
+        base = [noisy(6.5e6, self.rng) for _ in range(3)]
+        with mock.patch.dict(report.TARGET, report.CP_TARGET, clear=True):
+            for case in ("cp.gup-fast-2m", "cp.pin-fast-2m"):
+                r = self.result(case, base, [noisy(0.5e6, self.rng) for _ in range(3)],
+                                expect="devdax-pmd", mapped="pmd")
+                self.assertEqual(r["verdict"], "met", case)   # 13x
+                r = self.result(case, base, [noisy(0.8e6, self.rng) for _ in range(3)],
+                                expect="devdax-pmd", mapped="pmd")
+                self.assertEqual(r["verdict"], "missed", case)   # 8x
+
+    def test_compound_pagemaps_controls_stay_within_half_a_percent_both_ways(self):
+        base = [noisy(7e6, self.rng, spread=0.0001) for _ in range(3)]
+        with mock.patch.dict(report.TARGET, report.CP_TARGET, clear=True):
+            for case, expect, mapped, folios in (("cp.gup-fast-4k", "devdax-pte", "pte", (65536, 65536)),
+                                                 ("cp.pin-fast-4k", "devdax-pte", "pte", (65536, 65536)),
+                                                 ("cp.gup-slow-2m", "devdax-pmd", "pmd", (128, 128))):
+                for factor, want in ((1.001, "met"), (1.01, "missed"), (0.99, "missed")):
+                    r = self.result(case, base,
+                                    [noisy(7e6 * factor, self.rng, spread=0.0001) for _ in range(3)],
+                                    expect=expect, mapped=mapped, folios=folios)
+                    self.assertEqual(r["verdict"], want, (case, factor))
+
+    def test_a_pte_mapped_device_in_a_2m_case_refuses_it(self):
+        base = [noisy(6.5e6, self.rng) for _ in range(3)]
+        with mock.patch.dict(report.TARGET, report.CP_TARGET, clear=True):
+            r = self.result("cp.gup-fast-2m", base, base, expect="devdax-pmd", mapped="pte")
+        self.assertIn("mapped pte (want pmd)", r["refused"])
 
     def test_a_missing_boot_log_stops_the_report(self):
         write_logs(self.d, "thp.cow", [[1], [1]], [[1], [1]])
