@@ -75,9 +75,10 @@ bench_option() {
 # the legacy pmem of memmap=nn!ss (docs/notes/compound-pagemaps-plan.md
 # C.1, C.2): memory hotplug for ZONE_DEVICE, the e820 nvdimm bus and
 # nd_pmem, pfn/dax info blocks, device-dax and its nd driver dax_pmem,
-# without dax_kmem (which would take the device as System RAM) and fs
-# dax (not needed; it compiles a devmap_managed_key test into every
-# folio put, which nd_pmem's boot-time FS_DAX pgmap turns on); gup_test
+# without dax_kmem (which would take the device as System RAM), with fs
+# dax (without it IS_DAX() is 0 and device-dax refuses every mmap; the
+# devmap_managed_key nd_pmem's FS_DAX pgmap turns on at boot is off again
+# once the device is made: both kernels alike); gup_test
 # in debugfs (init mounts debugfs and devtmpfs); and PCI, without which
 # x86 never inserts a memmap=! region into iomem (e820_pmem finds none:
 # pcibios_resource_survey() calls e820__reserve_resources_late()).
@@ -89,7 +90,7 @@ bench_system_config() {
 			CONFIG_X86_PMEM_LEGACY=y CONFIG_LIBNVDIMM=y CONFIG_BLK_DEV_PMEM=y \
 			CONFIG_NVDIMM_PFN=y CONFIG_NVDIMM_DAX=y CONFIG_DAX=y CONFIG_DEV_DAX=y \
 			CONFIG_DEV_DAX_PMEM=y '# CONFIG_DEV_DAX_KMEM is not set' \
-			'# CONFIG_FS_DAX is not set' CONFIG_DEVTMPFS=y CONFIG_DEBUG_FS=y \
+			CONFIG_FS_DAX=y CONFIG_DEVTMPFS=y CONFIG_DEBUG_FS=y \
 			CONFIG_GUP_TEST=y
 		;;
 	esac
