@@ -49,11 +49,52 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
+
+/*
+ * The gup_test ABI: mm/gup_test.h of the tree (not uapi:
+ * tools/testing/selftests/mm includes it from the tree), and FOLL_WRITE
+ * (include/linux/mm_types.h). The sizes are asserted against 6.12's.
+ */
+struct gup_test {
+	uint64_t get_delta_usec;
+	uint64_t put_delta_usec;
+	uint64_t addr;
+	uint64_t size;
+	uint32_t nr_pages_per_call;
+	uint32_t gup_flags;
+	uint32_t test_flags;
+	uint32_t which_pages[8];	/* GUP_TEST_MAX_PAGES_TO_DUMP */
+};
+
+struct pin_longterm_test {
+	uint64_t addr;
+	uint64_t size;
+	uint32_t flags;
+};
+
+#define GUP_FAST_BENCHMARK	_IOWR('g', 1, struct gup_test)
+#define PIN_FAST_BENCHMARK	_IOWR('g', 2, struct gup_test)
+#define PIN_LONGTERM_BENCHMARK	_IOWR('g', 3, struct gup_test)
+#define GUP_BASIC_TEST		_IOWR('g', 4, struct gup_test)
+#define PIN_BASIC_TEST		_IOWR('g', 5, struct gup_test)
+#define DUMP_USER_PAGES_TEST	_IOWR('g', 6, struct gup_test)
+#define PIN_LONGTERM_TEST_START	_IOW('g', 7, struct pin_longterm_test)
+#define PIN_LONGTERM_TEST_STOP	_IO('g', 8)
+#define PIN_LONGTERM_TEST_READ	_IOW('g', 9, uint64_t)
+#define PIN_LONGTERM_TEST_FLAG_USE_WRITE	1
+#define PIN_LONGTERM_TEST_FLAG_USE_FAST		2
+#define FOLL_WRITE		0x01
+
+_Static_assert(sizeof(struct gup_test) == 80, "struct gup_test of 6.12");
+_Static_assert(sizeof(struct pin_longterm_test) == 24,
+	       "struct pin_longterm_test of 6.12");
 
 #define DEVDAX_NS		"namespace0.0"
 #define DEVDAX_ND		"/sys/bus/nd/devices/"

@@ -1169,25 +1169,7 @@ static void pm_read(const char *name, struct run *r)
 
 /* ---- gup over device-dax (BENCH_SYSTEM=compound-pagemaps) --------------- */
 
-/*
- * mm/gup_test.h of the tree (not uapi: tools/testing/selftests/mm includes
- * it from the tree), and FOLL_WRITE (include/linux/mm_types.h).
- */
-struct gup_test {
-	uint64_t get_delta_usec;
-	uint64_t put_delta_usec;
-	uint64_t addr;
-	uint64_t size;
-	uint32_t nr_pages_per_call;
-	uint32_t gup_flags;
-	uint32_t test_flags;
-	uint32_t which_pages[8];	/* GUP_TEST_MAX_PAGES_TO_DUMP */
-};
-_Static_assert(sizeof(struct gup_test) == 80, "struct gup_test of 6.12");
-#define GUP_FAST_BENCHMARK	_IOWR('g', 1, struct gup_test)
-#define PIN_FAST_BENCHMARK	_IOWR('g', 2, struct gup_test)
-#define GUP_BASIC_TEST		_IOWR('g', 4, struct gup_test)
-#define FOLL_WRITE		0x01
+/* struct gup_test and its ioctls: devdax_setup.h. */
 #define GUP_TEST_FILE		"/sys/kernel/debug/gup_test"
 
 #define CP_PER_CALL	512	/* pages per gup call: one PMD leaf of 2 MiB */

@@ -53,6 +53,7 @@
  * after a failed step the ones that need the device skip.
  */
 #include "thp_test.h"
+#include "../bench/devdax_setup.h"
 
 #include <assert.h>
 #include <sys/ioctl.h>
@@ -77,42 +78,7 @@
 #define DAX_UNBIND	"/sys/bus/dax/drivers/device_dax/unbind"
 #define UNBIND_WAIT	300	/* s: longer is a hang */
 
-/*
- * mm/gup_test.h of the tree (not uapi: tools/testing/selftests/mm includes
- * it from the tree), and FOLL_WRITE (include/linux/mm_types.h).
- */
-struct gup_test {
-	uint64_t get_delta_usec;
-	uint64_t put_delta_usec;
-	uint64_t addr;
-	uint64_t size;
-	uint32_t nr_pages_per_call;
-	uint32_t gup_flags;
-	uint32_t test_flags;
-	uint32_t which_pages[8];
-};
-
-struct pin_longterm_test {
-	uint64_t addr;
-	uint64_t size;
-	uint32_t flags;
-};
-
-#define GUP_FAST_BENCHMARK	_IOWR('g', 1, struct gup_test)
-#define PIN_FAST_BENCHMARK	_IOWR('g', 2, struct gup_test)
-#define PIN_LONGTERM_BENCHMARK	_IOWR('g', 3, struct gup_test)
-#define GUP_BASIC_TEST		_IOWR('g', 4, struct gup_test)
-#define PIN_BASIC_TEST		_IOWR('g', 5, struct gup_test)
-#define DUMP_USER_PAGES_TEST	_IOWR('g', 6, struct gup_test)
-#define PIN_LONGTERM_TEST_START	_IOW('g', 7, struct pin_longterm_test)
-#define PIN_LONGTERM_TEST_STOP	_IO('g', 8)
-#define PIN_LONGTERM_TEST_READ	_IOW('g', 9, uint64_t)
-#define PIN_LONGTERM_TEST_FLAG_USE_WRITE	1
-#define PIN_LONGTERM_TEST_FLAG_USE_FAST		2
-#define FOLL_WRITE		0x01
-
-static_assert(sizeof(struct gup_test) == 80, "struct gup_test of 6.12");
-static_assert(sizeof(struct pin_longterm_test) == 24, "struct pin_longterm_test of 6.12");
+/* struct gup_test, its ioctls, devdax_driver(): the benchmark's header. */
 
 #ifdef __x86_64__
 #define ARCH_OK	1
@@ -133,31 +99,6 @@ static struct {
 } dd = { .fd = -1, .gup_fd = -1 };
 
 /* ---- sysfs and /proc ---------------------------------------------- */
-
-/* The first line of @path without its newline: 0, or -1. */
-static int read_line(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY);
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, len - 1);
-
-	if (fd >= 0)
-		close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = 0;
-	buf[strcspn(buf, "\n")] = 0;
-	return 0;
-}
-
-static int read_ul(const char *path, unsigned long *v)
-{
-	char buf[64], *end;
-
-	if (read_line(path, buf, sizeof(buf)) || !buf[0])
-		return -1;
-	*v = strtoul(buf, &end, 0);
-	return *end ? -1 : 0;
-}
 
 /* Write @val to a sysfs file: PASS, or FAIL with why. */
 static int sys_write(const char *path, const char *val)
@@ -208,25 +149,6 @@ static int sys_write_watched(const char *path, const char *val)
 	}
 	return fail("write \"%s\" to %s still blocked after %d s: a reference to the device's pages (dev_pagemap) was never dropped",
 		    val, path, UNBIND_WAIT);
-}
-
-/* Which driver @dev (a sysfs device directory) is bound to; "" if none. */
-static void driver_of(const char *dev, char *drv, size_t len)
-{
-	char path[256], link[256];
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "%s/driver", dev);
-	n = readlink(path, link, sizeof(link) - 1);
-	drv[0] = 0;
-	if (n > 0) {
-		const char *base;
-
-		link[n] = 0;
-		base = strrchr(link, '/') ? strrchr(link, '/') + 1 : link;
-		if (strlen(base) < len)
-			memcpy(drv, base, strlen(base) + 1);
-	}
 }
 
 struct memmap {
@@ -513,7 +435,7 @@ static int bind_devdax(unsigned long align, const char *uuid)
 	if (sys_write(path, val))
 		return FAIL;
 	snprintf(path, sizeof(path), ND_DEVS "%s/namespace", dd.nd_dax);
-	if (read_line(path, val, sizeof(val)))
+	if (devdax_read(path, val, sizeof(val)))
 		return fail("read %s: %s", path, strerror(errno));
 	if (strcmp(val, NS) && sys_write(path, NS))
 		return FAIL;
@@ -524,14 +446,14 @@ static int bind_devdax(unsigned long align, const char *uuid)
 	memmap_read(&m1);
 
 	dd.bind_delta = m1.pages - m0.pages;
-	driver_of(DAX_DEV, drv, sizeof(drv));
+	devdax_driver(DAX_DEV, drv, sizeof(drv));
 	if (strcmp(drv, "device_dax"))
 		return fail("%s bound to dax_pmem, but " DAX " is bound to \"%s\", not device_dax",
 			    dd.nd_dax, drv);
 	dd.align = align;
-	if (read_ul(DAX_DEV "/align", &got_align) || got_align != align ||
-	    read_ul(DAX_DEV "/resource", &dd.start) ||
-	    read_ul(DAX_DEV "/size", &dd.size))
+	if (devdax_read_ul(DAX_DEV "/align", &got_align) || got_align != align ||
+	    devdax_read_ul(DAX_DEV "/resource", &dd.start) ||
+	    devdax_read_ul(DAX_DEV "/size", &dd.size))
 		return fail(DAX "'s align %lu (want %lu), or no resource/size", got_align, align);
 	if (dd.start != dd.ns_start + align || dd.start + dd.size != dd.ns_start + dd.ns_size)
 		return fail(DAX " is [%#lx, %#lx), want [%#lx, %#lx): the data after one %lu KiB info block unit",
@@ -626,21 +548,21 @@ static int nd_pmem_unbind_frees_its_order0_memmap(void)
 	long long want;
 
 	for (int i = 0; i < 100 && strcmp(drv, "nd_pmem"); i++) {
-		driver_of(ND_DEVS NS, drv, sizeof(drv));
+		devdax_driver(ND_DEVS NS, drv, sizeof(drv));
 		if (strcmp(drv, "nd_pmem"))
 			usleep(100000);
 	}
 	if (strcmp(drv, "nd_pmem"))
 		return fail(NS " is bound to \"%s\", not nd_pmem (no legacy pmem? the guest needs memmap=2G!4G and CONFIG_X86_PMEM_LEGACY)",
 			    drv);
-	if (read_ul(ND_DEVS NS "/resource", &dd.ns_start) ||
-	    read_ul(ND_DEVS NS "/size", &dd.ns_size))
+	if (devdax_read_ul(ND_DEVS NS "/resource", &dd.ns_start) ||
+	    devdax_read_ul(ND_DEVS NS "/size", &dd.ns_size))
 		return fail("no resource or size of " NS ": %s", strerror(errno));
 	/* 1 GiB-aligned: no section shared with boot RAM, room for 1G. */
 	if (dd.ns_start % SZ_1G || dd.ns_size % SZ_1G || dd.ns_size < 2 * SZ_1G)
 		return fail(NS " is [%#lx, +%#lx): want 1 GiB-aligned, at least 2 GiB",
 			    dd.ns_start, dd.ns_size);
-	if (read_line(ND_DEVS "region0/dax_seed", dd.nd_dax, sizeof(dd.nd_dax)) ||
+	if (devdax_read(ND_DEVS "region0/dax_seed", dd.nd_dax, sizeof(dd.nd_dax)) ||
 	    !dd.nd_dax[0])
 		return fail("no dax seed in region0");
 
@@ -669,7 +591,7 @@ static int bind_2m_devdax_adds_two_vmemmap_pages_per_compound(void)
 
 	if (!dd.nd_dax[0])
 		return skip("no namespace to use (first scenario failed)");
-	driver_of(ND_DEVS NS, drv, sizeof(drv));
+	devdax_driver(ND_DEVS NS, drv, sizeof(drv));
 	if (drv[0])
 		return skip(NS " is still bound");
 	return bind_devdax(SZ_2M, "5f1a6c2e-3b7d-4c1e-9a2f-0d4e8b7c6a51");
@@ -1006,7 +928,7 @@ static int bind_1g_devdax_adds_two_vmemmap_pages_per_compound(void)
 
 	if (!dd.nd_dax[0])
 		return skip("no namespace to use (first scenario failed)");
-	driver_of(ND_DEVS NS, drv, sizeof(drv));
+	devdax_driver(ND_DEVS NS, drv, sizeof(drv));
 	if (drv[0] || dd.align)
 		return skip("the 2 MiB device-dax is still bound");
 	return bind_devdax(SZ_1G, "9c4d2b7e-61a8-4f03-b5e2-3a7c0d91e864");
