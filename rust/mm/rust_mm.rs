@@ -19,11 +19,6 @@
 pub mod arm64_contpte;
 #[cfg(CONFIG_MM_RMAP_ID)]
 pub mod atomic_seqcount;
-#[cfg(CONFIG_COMPOUND_PAGEMAPS_RUST)]
-#[path = "core/compound_pagemap.rs"]
-pub mod compound_pagemap;
-#[cfg(CONFIG_COMPOUND_PAGEMAPS_RUST)]
-pub mod compound_pagemap_api;
 #[cfg(CONFIG_ARM64_CONTPTE_RUST)]
 #[path = "core/contpte.rs"]
 pub mod contpte;
@@ -35,6 +30,11 @@ pub mod contpte_vectors;
 pub mod folio;
 #[cfg(CONFIG_MM_RMAP_ID)]
 pub mod folio_rmap;
+#[cfg(CONFIG_COMPOUND_PAGEMAPS_RUST)]
+#[path = "core/hotplug_vmemmap.rs"]
+pub mod hotplug_vmemmap;
+#[cfg(CONFIG_COMPOUND_PAGEMAPS_RUST)]
+pub mod hotplug_vmemmap_api;
 #[cfg(CONFIG_MM_RMAP_ID)]
 #[path = "core/idspace.rs"]
 pub mod idspace;

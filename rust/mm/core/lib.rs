@@ -8,10 +8,10 @@
 
 #![no_std]
 
-pub mod compound_pagemap;
 pub mod contpte;
 pub mod contpte_vectors;
 pub mod folio;
+pub mod hotplug_vmemmap;
 pub mod idspace;
 pub mod pagemap_swap;
 pub mod seqcount;

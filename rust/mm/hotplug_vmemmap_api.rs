@@ -6,7 +6,7 @@
 //! `mm/mm_init.c` when it initialises its compound pages.
 //!
 //! C owns the page tables, the allocations and the struct pages; the
-//! decisions are [`crate::compound_pagemap`]'s. The only `unsafe` here
+//! decisions are [`crate::hotplug_vmemmap`]'s. The only `unsafe` here
 //! reads C's small input structs and writes the plan. The header's enum
 //! and every export's type are checked at compile time.
 
@@ -14,7 +14,7 @@ use kernel::bindings;
 use kernel::error::code::EINVAL;
 use kernel::ffi::{c_int, c_ulong};
 
-use crate::compound_pagemap::{self, Chunk, Geometry, Pgmap, Populate};
+use crate::hotplug_vmemmap::{self, Chunk, Geometry, Pgmap, Populate};
 
 const _: () = {
     assert!(bindings::vmemmap_populate_kind_VMEMMAP_POPULATE_PLAIN == 0);
@@ -83,7 +83,7 @@ unsafe fn read_inputs(
     ))
 }
 
-/// Plan the population of one chunk's vmemmap ([`compound_pagemap::populate`])
+/// Plan the population of one chunk's vmemmap ([`hotplug_vmemmap::populate`])
 /// into `*plan`: 0, or `-EINVAL` for a NULL pointer or a chunk, order or
 /// geometry the plan refuses (`*plan` is then untouched).
 ///
@@ -115,7 +115,7 @@ pub unsafe extern "C" fn rust_vmemmap_plan(
         pfn: to_u64(c.pfn),
         nr: to_u64(c.nr),
     };
-    let Ok(decided) = compound_pagemap::populate(&g, &p, &chunk) else {
+    let Ok(decided) = hotplug_vmemmap::populate(&g, &p, &chunk) else {
         return EINVAL.to_errno();
     };
     *out = match decided {
@@ -142,7 +142,7 @@ pub unsafe extern "C" fn rust_vmemmap_plan(
 }
 
 /// Vmemmap pages `nr_memmap_pages` counts for `nr` pfns from `pfn`
-/// ([`compound_pagemap::accounted`]); 0 for a NULL pointer.
+/// ([`hotplug_vmemmap::accounted`]); 0 for a NULL pointer.
 ///
 /// # Safety
 ///
@@ -157,13 +157,13 @@ pub unsafe extern "C" fn rust_vmemmap_accounted(
 ) -> c_ulong {
     // SAFETY: Forwarded from this function's safety requirements.
     match unsafe { read_inputs(geo, pgmap) } {
-        Some((g, p)) => to_ulong(compound_pagemap::accounted(&g, &p, to_u64(pfn), to_u64(nr))),
+        Some((g, p)) => to_ulong(hotplug_vmemmap::accounted(&g, &p, to_u64(pfn), to_u64(nr))),
         None => 0,
     }
 }
 
 /// Struct pages to initialise per compound
-/// ([`compound_pagemap::struct_pages_to_init`]); 1 for a NULL pointer.
+/// ([`hotplug_vmemmap::struct_pages_to_init`]); 1 for a NULL pointer.
 ///
 /// # Safety
 ///
@@ -177,13 +177,13 @@ pub unsafe extern "C" fn rust_vmemmap_init_pages(
 ) -> c_ulong {
     // SAFETY: Forwarded from this function's safety requirements.
     match unsafe { read_inputs(geo, pgmap) } {
-        Some((g, p)) => to_ulong(compound_pagemap::struct_pages_to_init(&g, &p, early)),
+        Some((g, p)) => to_ulong(hotplug_vmemmap::struct_pages_to_init(&g, &p, early)),
         None => 1,
     }
 }
 
 /// Whether a pgmap's compounds share vmemmap pages
-/// ([`compound_pagemap::can_optimize`]); false for a NULL pointer.
+/// ([`hotplug_vmemmap::can_optimize`]); false for a NULL pointer.
 ///
 /// # Safety
 ///
@@ -196,13 +196,13 @@ pub unsafe extern "C" fn rust_vmemmap_can_optimize(
 ) -> bool {
     // SAFETY: Forwarded from this function's safety requirements.
     match unsafe { read_inputs(geo, pgmap) } {
-        Some((g, p)) => compound_pagemap::can_optimize(&g, &p),
+        Some((g, p)) => hotplug_vmemmap::can_optimize(&g, &p),
         None => false,
     }
 }
 
 /// The totals of a whole range of `nr` pfns from `start` with no boot
-/// memory in its sections ([`compound_pagemap::plan_range`]) into
+/// memory in its sections ([`hotplug_vmemmap::plan_range`]) into
 /// `*totals`: 0, or `-EINVAL` (`*totals` untouched).
 ///
 /// # Safety
@@ -227,7 +227,7 @@ pub unsafe extern "C" fn rust_vmemmap_plan_range(
     let Some(out) = (unsafe { totals.as_mut() }) else {
         return EINVAL.to_errno();
     };
-    let Ok(t) = compound_pagemap::plan_range(&g, &p, to_u64(start), to_u64(nr), |_| false) else {
+    let Ok(t) = hotplug_vmemmap::plan_range(&g, &p, to_u64(start), to_u64(nr), |_| false) else {
         return EINVAL.to_errno();
     };
     *out = bindings::vmemmap_totals {
