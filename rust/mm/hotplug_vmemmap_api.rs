@@ -40,8 +40,10 @@ const _: () = {
         [bindings::rust_vmemmap_accounted, rust_vmemmap_accounted];
     let _: [unsafe extern "C" fn(Geo, Map, bool) -> c_ulong; 2] =
         [bindings::rust_vmemmap_init_pages, rust_vmemmap_init_pages];
-    let _: [unsafe extern "C" fn(Geo, Map) -> bool; 2] =
-        [bindings::rust_vmemmap_can_optimize, rust_vmemmap_can_optimize];
+    let _: [unsafe extern "C" fn(Geo, Map) -> bool; 2] = [
+        bindings::rust_vmemmap_can_optimize,
+        rust_vmemmap_can_optimize,
+    ];
     let _: [unsafe extern "C" fn(Geo, Map, c_ulong, c_ulong, Tot) -> c_int; 2] =
         [bindings::rust_vmemmap_plan_range, rust_vmemmap_plan_range];
 };

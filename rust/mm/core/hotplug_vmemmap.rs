@@ -45,6 +45,10 @@
 //! range, is refused ([`Refused`]); C then fails the population, as it
 //! does when an allocation fails.
 
+// Every divisor here is a power of two (the page size, a subsection, a
+// compound): divisibility is a bit test, not `is_multiple_of`, which is
+// stable only since Rust 1.87, above the kernel's minimum (1.78).
+
 /// Vmemmap pages of a deduplicated compound that are allocated: the head
 /// page (head and the first tails) and the one tails-only page
 /// (`VMEMMAP_RESERVE_NR`).
@@ -92,7 +96,7 @@ impl Geometry {
             return false;
         }
         let sub_bytes = self.vmemmap_bytes(self.subsection_pfns());
-        sub_bytes.is_multiple_of(self.page_size())
+        sub_bytes & (self.page_size() - 1) == 0
             && sub_bytes >> self.page_shift >= VMEMMAP_RESERVE_NR
     }
 
@@ -190,8 +194,8 @@ impl Chunk {
                 if self.nr > 0
                     && self.pfn >= self.range_start
                     && end <= self.range_end
-                    && self.pfn.is_multiple_of(sub)
-                    && self.nr.is_multiple_of(sub)
+                    && self.pfn & (sub - 1) == 0
+                    && self.nr & (sub - 1) == 0
                     && end <= section_end =>
             {
                 Ok(())
@@ -271,7 +275,7 @@ pub fn populate(geo: &Geometry, pgmap: &Pgmap, chunk: &Chunk) -> Result<Populate
     // partial compound whose last step maps vmemmap past the range (6.12
     // does; device-dax never asks: its ranges are multiples of its
     // alignment). Refused.
-    if !(chunk.range_end - chunk.range_start).is_multiple_of(n) {
+    if (chunk.range_end - chunk.range_start) & (n - 1) != 0 {
         return Err(Refused::Chunk);
     }
     let slots = (geo.vmemmap_bytes(chunk.nr) >> geo.page_shift) - lead;
@@ -301,7 +305,7 @@ pub fn accounted(geo: &Geometry, pgmap: &Pgmap, pfn: u64, nr: u64) -> u64 {
     if pgmap.order < geo.section_shift {
         return VMEMMAP_RESERVE_NR.saturating_mul(nr) / n;
     }
-    if pfn.is_multiple_of(n) {
+    if pfn & (n - 1) == 0 {
         VMEMMAP_RESERVE_NR
     } else {
         0
