@@ -48,6 +48,13 @@ build() { # NAME SRC EXTRA_CONFIG: $OUT/kernel-NAME
 		tail -n 20 "$dir/build.log"
 		die "[$1] the kernel did not build; no benchmark report"
 	fi
+	local c
+	for c in $3; do
+		case "$c" in
+		CONFIG_*=y) grep -qx "$c" "$dir/.config" ||
+			die "[$1] $c did not stick in $dir/.config (Kconfig dropped it: see its dependencies)" ;;
+		esac
+	done
 	local ours
 	ours="$(grep -oE '^CONFIG_(MM_RMAP_ID|ARM64_CONTPTE_RUST|PER_VMA_LOCK_RUST|PAGEMAP_SHARED_SWAP|COMPOUND_PAGEMAPS_RUST)=y' "$dir/.config" | tr '\n' ' ')"
 	if [ "$1" = base ] && [ -n "$ours" ]; then
@@ -103,15 +110,31 @@ bench_system_config() {
 build_kernel() { # base|patched
 	if [ "$1" = base ]; then
 		local other="$BUILD_DIR/bench$TSUFFIX/kernel-base"
-		if [ ! -f "$OUT/kernel-base/.config" ] && [ "$OUT" != "$BUILD_DIR/bench$TSUFFIX" ] &&
+		if [ "${LTO:-0}" = 0 ] && [ ! -f "$OUT/kernel-base/.config" ] && [ "$OUT" != "$BUILD_DIR/bench$TSUFFIX" ] &&
 		   [ -f "$other/$KIMAGE" ]; then
 			say "[base] starting from the base kernel of $other"
 			mkdir -p "$OUT" && cp -a "$other" "$OUT/kernel-base"
 		fi
-		build base "$base_src" ""
+		build base "$base_src" "$(bench_lto_config base)"
 	else
-		build patched "$KSRC" "$(bench_option)"
+		build patched "$KSRC" "$(bench_option)
+$(bench_lto_config patched)"
+		if [ "${LTO:-0}" = 1 ]; then
+			say "[patched] rust/mm inlined into its C callers? (scripts/lto-check.py)"
+			python3 "$RUST_MM_TOP/scripts/lto-check.py" --objdump "$LLVM_BIN/llvm-objdump" \
+				"$OUT/kernel-patched/vmlinux" ||
+				die "[patched] the LTO kernel still calls rust/mm's entry points (above): no benchmark"
+		fi
 	fi
+}
+
+# BENCH_LTO=1: both kernels Clang ThinLTO, the patched one with rust/mm in
+# the LTO link; build() checks that both options stuck.
+bench_lto_config() { # base|patched
+	[ "${LTO:-0}" = 1 ] || return 0
+	echo CONFIG_LTO_CLANG_THIN=y
+	[ "$1" = patched ] && echo CONFIG_RUST_MM_LTO=y
+	return 0
 }
 
 # The guest, exactly as every benchmark and profile boot runs it: QEMU

@@ -60,6 +60,12 @@
 #                   docs/benchmarks-compound-pagemaps.*: gup-fast on 2 MiB
 #                   folios at least 10x fewer instructions, 4K and the
 #                   slow path within +-0.5 % of the base
+#   BENCH_LTO       1: both kernels are Clang ThinLTO builds
+#                   (CONFIG_LTO_CLANG_THIN=y), and the patched one has
+#                   rust/mm in the LTO link (CONFIG_RUST_MM_LTO=y), which
+#                   scripts/lto-check.py must prove inlined from its vmlinux
+#                   before any boot; build/bench[-SYSTEM]-lto and
+#                   docs/benchmarks[-SYSTEM]-lto.* (docs/lto.md)
 #   BENCH_KERNELS   which kernels to build and run now (default "base
 #                   patched"); the other's logs from an earlier run are
 #                   reused only if they were made with the same settings,
@@ -128,6 +134,12 @@ compound-pagemaps)
 	BENCH_APPEND="memmap=512M!1G nokaslr norandmaps"
 	;;
 *) die "BENCH_SYSTEM=$SYSTEM is not supported; supported: rmap-id contpte vma-lock pagemap-swap compound-pagemaps" ;;
+esac
+LTO="${BENCH_LTO:-0}"
+case "$LTO" in
+0) ;;
+1) SYS_SUFFIX="$SYS_SUFFIX-lto" ;;
+*) die "BENCH_LTO=$LTO: 0 or 1" ;;
 esac
 CASES="$(echo ${BENCH_CASES:-$ALL_CASES})"
 OUT="$BUILD_DIR/bench$TSUFFIX$SYS_SUFFIX"
@@ -231,6 +243,8 @@ done
 cmd="make bench BENCH_BOOTS=$BOOTS BENCH_RUNS=$RUNS BENCH_MIB=$MIB"
 [ "$TARGET" = x86_64 ] || cmd="make bench ARCH=$ARCH BENCH_BOOTS=$BOOTS BENCH_RUNS=$RUNS BENCH_MIB=$MIB"
 [ "$SYSTEM" = rmap-id ] || cmd+=" BENCH_SYSTEM=$SYSTEM"
+lto_args=()
+[ "$LTO" = 1 ] && cmd+=" BENCH_LTO=1" && lto_args=(--lto)
 report="$RUST_MM_TOP/docs/benchmarks$SYS_SUFFIX$TSUFFIX"
 if [ "$CASES" != "$(echo $ALL_CASES)" ]; then
 	# A subset of the cases never replaces the docs' report.
@@ -243,5 +257,5 @@ python3 "$RUST_MM_TOP/scripts/bench-report.py" \
 	--base-manifest "$OUT/manifest-base.txt" --patched-manifest "$OUT/manifest-patched.txt" \
 	--base-config "$OUT/kernel-base/.config" --patched-config "$OUT/kernel-patched/.config" \
 	--diffconfig "$KSRC/scripts/diffconfig" --reused "$reused" --target "$TARGET" --system "$SYSTEM" \
-	--command "$cmd" --out "$report" "${slab_args[@]}" || die "bench-report.py failed"
+	--command "$cmd" --out "$report" "${slab_args[@]}" "${lto_args[@]}" || die "bench-report.py failed"
 say "report: $report.md, $report.json, $report.png"

@@ -24,16 +24,24 @@ say() { echo "rust-mm: $*"; }
 . "$RUST_MM_TOP/scripts/arch.sh"
 KUNIT_OUT="$BUILD_DIR/kunit-$TARGET"
 
-# Debian's rustc-web (with rust-src) and clang-19 must come first: the
+# The LLVM every kernel build uses (clang, lld, llvm-ar/nm/objcopy and
+# bindgen's libclang), pinned here and nowhere else.  It is the LLVM major
+# of Debian's rustc-web (1.96: LLVM 22.1), so that a Clang LTO link can
+# read rustc's bitcode (CONFIG_RUST_MM_LTO, docs/lto.md); setup.sh installs
+# clang-$LLVM_MAJOR lld-$LLVM_MAJOR llvm-$LLVM_MAJOR libclang-$LLVM_MAJOR-dev.
+LLVM_MAJOR=22
+LLVM_BIN="/usr/lib/llvm-$LLVM_MAJOR/bin"
+
+# Debian's rustc-web (with rust-src) and that clang must come first: the
 # rustup toolchain in ~/.cargo/bin has no rust-src.
-export PATH="/usr/lib/llvm-19/bin:/usr/bin:$TOOLS_PREFIX/bin:$PATH"
+export PATH="$LLVM_BIN:/usr/bin:$TOOLS_PREFIX/bin:$PATH"
 export RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc RUSTFMT=/usr/bin/rustfmt
 export CARGO=/usr/bin/cargo
 export BINDGEN="$TOOLS_PREFIX/bin/bindgen"
-# bindgen loads the newest libclang it finds (clang-sys): with clang-22 also
-# installed it took libclang 22 while the kernel is compiled by clang 19,
-# which 6.12's rust_is_available.sh warns about. Pin it to the compiler's.
-export LIBCLANG_PATH=/usr/lib/llvm-19/lib
+# bindgen loads the newest libclang it finds (clang-sys), which need not be
+# the compiler's; 6.12's rust_is_available.sh warns on a mismatch.  Pin it
+# to the compiler's.
+export LIBCLANG_PATH="/usr/lib/llvm-$LLVM_MAJOR/lib"
 
 # Make options every kernel build uses.
 KMAKE_OPTS=(LLVM=1 RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc

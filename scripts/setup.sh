@@ -11,7 +11,7 @@ mode="${1:-install}"
 
 PKGS=(build-essential bc flex bison libelf-dev libssl-dev cpio kmod xz-utils
       rsync git python3 quilt python3-matplotlib
-      clang-19 lld-19 llvm-19 libclang-19-dev
+      "clang-$LLVM_MAJOR" "lld-$LLVM_MAJOR" "llvm-$LLVM_MAJOR" "libclang-$LLVM_MAJOR-dev"
       rustc-web rust-web-src cargo-web rustfmt-web rust-web-clippy
       qemu-system-x86 qemu-system-arm libnuma-dev liburing-dev
       gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
@@ -94,7 +94,7 @@ check_all() {
 	local missing=() p
 	mapfile -t missing < <(missing_pkgs)
 	bindgen_ok || missing+=("bindgen-cli $BINDGEN_VERSION (cargo install)")
-	for p in /usr/bin/rustc /usr/bin/cargo /usr/lib/llvm-19/bin/clang /usr/lib/llvm-19/bin/ld.lld \
+	for p in /usr/bin/rustc /usr/bin/cargo "$LLVM_BIN/clang" "$LLVM_BIN/ld.lld" "$LLVM_BIN/llvm-link" \
 		 /usr/bin/qemu-system-x86_64 /usr/bin/qemu-system-aarch64 /usr/bin/aarch64-linux-gnu-gcc; do
 		[ -x "$p" ] || missing+=("$p")
 	done
@@ -114,7 +114,7 @@ doctor() {
 	for t in "rustc:/usr/bin/rustc --version" "rustdoc:/usr/bin/rustdoc --version" \
 		 "cargo:/usr/bin/cargo --version" "rustfmt:/usr/bin/rustfmt --version" \
 		 "clippy:/usr/bin/clippy-driver --version" "bindgen:$BINDGEN --version" \
-		 "clang:/usr/lib/llvm-19/bin/clang --version" "ld.lld:/usr/lib/llvm-19/bin/ld.lld --version" \
+		 "clang:$LLVM_BIN/clang --version" "ld.lld:$LLVM_BIN/ld.lld --version" \
 		 "qemu-x86_64:qemu-system-x86_64 --version" "qemu-aarch64:qemu-system-aarch64 --version" \
 		 "aarch64-gcc:aarch64-linux-gnu-gcc --version" \
 		 "python3:python3 --version" "quilt:quilt --version" "make:make --version" \

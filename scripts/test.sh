@@ -7,14 +7,18 @@
 #      quilt, giving exactly the prepared tree; each topic applies on the
 #      pristine tree plus the topics it depends on; every added file has
 #      our MAINTAINERS entry; cover letters' numbers are docs/benchmarks.json's
-#   3. kernel, x86_64: our KUnit suites under QEMU (lockdep on, the console
-#      free of kernel reports); the same kernel booted as a machine (3
+#   3. kernel, x86_64 (Clang ThinLTO, rust/mm in the LTO link): our KUnit
+#      suites under QEMU (lockdep on, the console free of kernel reports);
+#      its vmlinux has no call left to rust/mm's rmap entry points
+#      (scripts/lto-check.py) and CONFIG_RUST_MM_LTO refuses a toolchain
+#      or config it cannot build (scripts/lto-refusal.sh); the same kernel booted as a machine (3
 #      vCPUs, two NUMA nodes, zram swap, hugetlb pages) with our userspace
 #      tests (COW isolation, reuse, swap, NUMA migration; COW on the PMD
 #      size and on 64K mTHP) and the tree's mm selftests; the same
 #      userspace tests and selftests/mm/cow on the unpatched tree, with
 #      cow's outcome case by case equal on patched and unpatched
-#   4. kernel, arm64 4K (qemu-system-aarch64 -machine virt -cpu max): the
+#   4. kernel, arm64 4K (qemu-system-aarch64 -machine virt -cpu max; no
+#      LTO: lto-check.py finds the calls there, the check's control): the
 #      same KUnit suites, and the same booted machine with our userspace
 #      tests and selftests/mm/cow
 #   5. a host run showing the isolation tests catch a leak (MAP_SHARED
@@ -135,6 +139,10 @@ if bash "$RUST_MM_TOP/scripts/prepare-tree.sh"; then
 	say "== KUnit (x86_64, QEMU) =="
 	kunit_stage "bash $RUST_MM_TOP/scripts/run-kunit.sh" kunit-stage.out
 
+	say "== rust/mm inlined into its C callers in that x86_64 LTO kernel; refusals =="
+	line_stage lto-check "python3 $RUST_MM_TOP/scripts/lto-check.py --objdump $LLVM_BIN/llvm-objdump $KUNIT_OUT/vmlinux" lto-check-stage.out
+	line_stage lto-refusal "bash $RUST_MM_TOP/scripts/lto-refusal.sh" lto-refusal-stage.out
+
 	say "== userspace tests booted in QEMU (x86_64, initramfs) =="
 	line_stage userspace "bash $RUST_MM_TOP/scripts/run-userspace.sh" userspace-stage.out
 	say "== the same userspace tests on the unpatched 6.12 tree =="
@@ -147,6 +155,8 @@ if bash "$RUST_MM_TOP/scripts/prepare-tree.sh"; then
 	line_stage parity "python3 $RUST_MM_TOP/scripts/ksft-parity.py $BUILD_DIR/userspace.log.txt $BUILD_DIR/userspace-base.log.txt $all_set" parity-stage.out
 	say "== KUnit (arm64 4K, qemu-system-aarch64 -machine virt -cpu max) =="
 	kunit_stage "env ARCH=arm64 bash $RUST_MM_TOP/scripts/run-kunit.sh" kunit-arm64-stage.out
+	say "== the inlining check can fail: arm64's test kernel (no LTO) calls the entry points =="
+	line_stage lto-check "python3 $RUST_MM_TOP/scripts/lto-check.py --objdump $LLVM_BIN/llvm-objdump --expect-calls $BUILD_DIR/kunit-arm64/vmlinux" lto-control-stage.out
 	say "== userspace tests booted on arm64 4K (the same kernel, initramfs; selftests/mm/cow) =="
 	# Our programs and the selftests every kernel runs (set "all"); make
 	# test-all boots arm64 with the others too (TCG runs arm64 guests about

@@ -133,6 +133,18 @@ unsafe fn mm_ids<'a>(id: u32, subids: *const u64) -> Option<MmIds<'a>> {
     Some(MmIds { id, subids })
 }
 
+// LTO_INLINE: the per-update entry points (and the reuse check, its
+// window and the sharing reader) are `#[inline(always)]`. Without
+// CONFIG_RUST_MM_LTO that changes nothing -- C calls the exported symbol
+// -- but with it this crate is LLVM bitcode in the kernel's LTO link, and
+// `alwaysinline` is what lets LLVM inline them into their C callers past
+// the checks that refuse otherwise: Rust's target features are not a
+// subset of C's (x86: +soft-float; arm64: +strict-align) and ThinLTO
+// imports nothing over -import-instr-limit=5. rustc warns that `#[inline]`
+// is ignored on an export (`unused_attributes`), yet keeps the attribute
+// on the LLVM function; scripts/lto-check.sh proves from the built
+// vmlinux that no call is left.
+
 /// Reset a folio's rmap state (`prep_compound_head()`, folio split).
 ///
 /// # Safety
@@ -186,6 +198,9 @@ unsafe fn mm_ids_or_dummy<'a>(id: u32, subids: *const u64) -> MmIds<'a> {
 /// `mm_rmap_subids`. The caller has disabled preemption (see
 /// [`PreemptOffByCaller`]).
 #[no_mangle]
+// See `LTO_INLINE` above.
+#[allow(unused_attributes)]
+#[inline(always)]
 pub unsafe extern "C" fn __folio_rmap_add(
     folio: *mut bindings::folio,
     order: c_uint,
@@ -208,6 +223,9 @@ pub unsafe extern "C" fn __folio_rmap_add(
 ///
 /// As [`__folio_rmap_add`]; the folio is not yet mapped anywhere else.
 #[no_mangle]
+// See `LTO_INLINE` above.
+#[allow(unused_attributes)]
+#[inline(always)]
 pub unsafe extern "C" fn __folio_rmap_set_new(
     folio: *mut bindings::folio,
     order: c_uint,
@@ -233,6 +251,9 @@ pub unsafe extern "C" fn __folio_rmap_set_new(
 /// to (or a page table lock of one of its mappings); `subids` is NULL or
 /// the mm's `mm_rmap_subids`.
 #[no_mangle]
+// See `LTO_INLINE` above.
+#[allow(unused_attributes)]
+#[inline(always)]
 pub unsafe extern "C" fn __folio_rmap_sharing(
     folio: *mut bindings::folio,
     order: c_uint,
@@ -259,6 +280,9 @@ pub unsafe extern "C" fn __folio_rmap_sharing(
 /// page table entry, whose lock the caller holds; `subids` is NULL or the
 /// faulting mm's `mm_rmap_subids`.
 #[no_mangle]
+// See `LTO_INLINE` above.
+#[allow(unused_attributes)]
+#[inline(always)]
 pub unsafe extern "C" fn __folio_rmap_may_reuse(
     folio: *mut bindings::folio,
     order: c_uint,
@@ -286,6 +310,9 @@ pub unsafe extern "C" fn __folio_rmap_may_reuse(
 /// ([`reuse_window`]: the folio's linear span clipped to the vma and the
 /// faulting PTE's page table). Empty for bad input.
 #[no_mangle]
+// See `LTO_INLINE` above.
+#[allow(unused_attributes)]
+#[inline(always)]
 pub extern "C" fn __folio_reuse_window(
     addr: c_ulong,
     idx: c_ulong,

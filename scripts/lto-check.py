@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Prove from a built vmlinux that rust/mm's entry points are inlined.
+
+  lto-check.py [--objdump OBJDUMP] [--expect-calls] VMLINUX
+
+With CONFIG_RUST_MM_LTO the rmap-ID entry points of rust/mm
+(__folio_rmap_add(), __folio_rmap_set_new(), the COW reuse check
+__folio_rmap_may_reuse() and its window __folio_reuse_window(), the reader
+__folio_rmap_sharing()) are LLVM bitcode in the kernel's LTO link and
+#[inline(always)], so no C function should call them any more. This
+disassembles VMLINUX and checks, one line each:
+
+  - every C caller the issue names (folio_remove_rmap_ptes(),
+    folio_add_anon_rmap_ptes()/folio_add_file_rmap_ptes() -- the bodies of
+    the always-inline __folio_add_rmap() --, folio_add_new_anon_rmap() and
+    the COW fault path do_wp_page()) exists and calls none of the entry
+    points, nor any other Rust function (a v0-mangled _R symbol: an
+    out-of-line piece of the Rust logic that LLVM left behind), except
+    core's panic functions on paths the Rust code proves unreachable,
+    which are counted and reported;
+  - no function anywhere in VMLINUX calls an entry point.
+
+--expect-calls inverts the verdict for a control run on a kernel built
+without CONFIG_RUST_MM_LTO: there every named caller must call an entry
+point, which shows the check can fail. The last line is
+'lto-check: N passed, N failed'.
+"""
+import argparse
+import re
+import subprocess
+import sys
+
+ENTRY_POINTS = [
+    "__folio_rmap_add",
+    "__folio_rmap_set_new",
+    "__folio_rmap_may_reuse",
+    "__folio_reuse_window",
+    "__folio_rmap_sharing",
+]
+
+# C functions of the hot paths and the entry points each reaches (with the
+# option off: calls).
+CALLERS = {
+    "folio_remove_rmap_ptes": ["__folio_rmap_add"],
+    "folio_add_anon_rmap_ptes": ["__folio_rmap_add"],
+    "folio_add_file_rmap_ptes": ["__folio_rmap_add"],
+    "folio_add_new_anon_rmap": ["__folio_rmap_set_new"],
+    "do_wp_page": ["__folio_rmap_may_reuse", "__folio_reuse_window"],
+}
+
+FUNC = re.compile(r"^([0-9a-f]+) <([^>]+)>:$")
+# x86: call/jmp (a tail call); arm64: bl/b. Direct branches name their
+# target as <symbol> or <symbol+0x...>.
+CALL = re.compile(r"\s(?:call|callq|jmp|jmpq|bl|b)\s+(?:0x)?[0-9a-f]+\s+<([^>+]+)(?:\+0x[0-9a-f]+)?>")
+PANIC = re.compile(r"^_R\w*4core9panicking")
+
+
+def disassemble(objdump, vmlinux):
+    """{function: [called symbols]} of every function in VMLINUX's text."""
+    out = subprocess.run([objdump, "-d", "--no-show-raw-insn", vmlinux],
+                         check=True, capture_output=True, text=True).stdout
+    funcs, cur = {}, None
+    for line in out.splitlines():
+        m = FUNC.match(line)
+        if m:
+            cur = m.group(2)
+            funcs.setdefault(cur, [])
+            continue
+        if cur is None:
+            continue
+        m = CALL.search(line)
+        if m and m.group(1) != cur:
+            funcs[cur].append(m.group(1))
+    return funcs
+
+
+def base_name(sym):
+    """A ThinLTO-promoted local keeps its name before '.llvm.'."""
+    return sym.split(".llvm.", 1)[0]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--objdump", default="llvm-objdump")
+    ap.add_argument("--expect-calls", action="store_true")
+    ap.add_argument("vmlinux")
+    a = ap.parse_args()
+    funcs = disassemble(a.objdump, a.vmlinux)
+    entry = set(ENTRY_POINTS)
+    passed = failed = 0
+
+    def verdict(ok, text):
+        nonlocal passed, failed
+        if ok:
+            passed += 1
+        else:
+            failed += 1
+        print(f"lto-check: {text}: {'ok' if ok else 'FAILED'}")
+
+    missing = [e for e in ENTRY_POINTS if e not in funcs]
+    # The exports stay out of line (KUnit and debug code take their
+    # address or call them from C that is not hot); only calls vanish.
+    verdict(not missing, "the entry points are in vmlinux" +
+            (f" (missing: {' '.join(missing)})" if missing else ""))
+
+    for caller, wants in CALLERS.items():
+        bodies = [f for f in funcs if base_name(f) == caller]
+        if not bodies:
+            verdict(False, f"{caller}: not in vmlinux")
+            continue
+        calls = [c for f in bodies for c in funcs[f]]
+        to_entry = sorted({c for c in calls if c in entry})
+        to_rust = sorted({c for c in calls if c.startswith("_R") and not PANIC.match(c)})
+        panics = sum(1 for c in calls if PANIC.match(c))
+        if a.expect_calls:
+            ok = all(w in to_entry for w in wants)
+            verdict(ok, f"{caller} (control, no RUST_MM_LTO) calls "
+                    f"{' '.join(wants)}: {'yes' if ok else 'no: ' + (' '.join(to_entry) or 'none')}")
+            continue
+        text = f"{caller} calls no rust/mm entry point and no Rust function"
+        if to_entry or to_rust:
+            text += f" (calls {' '.join(to_entry + to_rust)})"
+        if panics:
+            text += f" ({panics} call(s) of core::panicking on unreachable paths)"
+        verdict(not to_entry and not to_rust, text)
+
+    callers = sorted({base_name(f) for f, cs in funcs.items() if any(c in entry for c in cs)})
+    if a.expect_calls:
+        verdict(bool(callers), f"control: {len(callers)} function(s) call an entry point")
+    else:
+        verdict(not callers, "no function in vmlinux calls an entry point" +
+                (f" (callers: {' '.join(callers)})" if callers else ""))
+    print(f"lto-check: {passed} passed, {failed} failed")
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
