@@ -25,6 +25,9 @@
 #                   put and gup_test's own work: the window brackets the
 #                   ioctl, bench times only the get)
 #   BENCH_TIMEOUT   seconds per guest before it counts as hung (default 5400)
+#   BENCH_LTO       1: make bench BENCH_LTO=1's Clang ThinLTO kernels
+#                   (build/bench[-SYSTEM]-lto); tables in
+#                   docs/profiles/<case>-lto.txt
 set -uo pipefail
 # shellcheck source=scripts/env.sh
 . "$(dirname "$0")/env.sh"
@@ -50,6 +53,12 @@ compound-pagemaps)
 	[ "$TARGET" = x86_64 ] || die "make profile: BENCH_SYSTEM=compound-pagemaps is x86_64's"
 	OUT="$BUILD_DIR/bench$TSUFFIX-compound-pagemaps" ;;
 *) die "make profile: BENCH_SYSTEM=$SYSTEM is not supported here (rmap-id, vma-lock, pagemap-swap, compound-pagemaps)" ;;
+esac
+LTO="${BENCH_LTO:-0}"
+case "$LTO" in
+0) PSUFFIX="$TSUFFIX" ;;
+1) OUT="$OUT-lto" PSUFFIX="$TSUFFIX-lto" ;;
+*) die "BENCH_LTO=$LTO: 0 or 1" ;;
 esac
 # The boot case a measurement belongs to, and what that boot needs (as
 # scripts/bench.sh's BENCH_APPEND).
@@ -137,7 +146,7 @@ for c in $CASES; do
 	  echo
 	  echo "# provenance"
 	  patched_only "$c" || sed 's/^/#   base: /' "$OUT/profile/manifest-base-$c.txt"
-	  sed 's/^/#   patched: /' "$OUT/profile/manifest-patched-$c.txt"; } > "$RUST_MM_TOP/docs/profiles/$c$TSUFFIX.txt"
+	  sed 's/^/#   patched: /' "$OUT/profile/manifest-patched-$c.txt"; } > "$RUST_MM_TOP/docs/profiles/$c$PSUFFIX.txt"
 	cat "$OUT/profile-$c.txt"
-	say "profile: docs/profiles/$c$TSUFFIX.txt (and $OUT/profile-$c.txt)"
+	say "profile: docs/profiles/$c$PSUFFIX.txt (and $OUT/profile-$c.txt)"
 done
