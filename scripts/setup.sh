@@ -98,6 +98,14 @@ check_all() {
 		 /usr/bin/qemu-system-x86_64 /usr/bin/qemu-system-aarch64 /usr/bin/aarch64-linux-gnu-gcc; do
 		[ -x "$p" ] || missing+=("$p")
 	done
+	# Cross-language LTO needs rustc's LLVM major to be clang's
+	# (CONFIG_RUSTC_CLANG_LLVM_COMPATIBLE): LLVM_MAJOR pins clang to it.
+	if [ -x /usr/bin/rustc ]; then
+		local rl
+		rl="$(/usr/bin/rustc -vV 2>/dev/null | sed -n 's/^LLVM version: \([0-9]*\).*/\1/p')"
+		[ "$rl" = "$LLVM_MAJOR" ] ||
+			missing+=("a rustc on LLVM $LLVM_MAJOR (/usr/bin/rustc is on LLVM ${rl:-unknown}; scripts/env.sh pins clang to LLVM_MAJOR=$LLVM_MAJOR)")
+	fi
 	[ -d /usr/lib/rustlib/src/rust/library/core ] || missing+=("rust-src (/usr/lib/rustlib/src/rust/library, package rust-web-src)")
 	if [ "${#missing[@]}" -ne 0 ]; then
 		printf 'rust-mm: missing: %s\n' "${missing[@]}" >&2
