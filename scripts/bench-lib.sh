@@ -108,6 +108,13 @@ bench_system_config() {
 # the same build: one made for another system is copied and brought up to
 # date instead of built again.
 build_kernel() { # base|patched
+	# BENCH_MMS: the kernels of the same run without it, copied (the
+	# build below brings them up to date).
+	local same="${OUT%-mms*}/kernel-$1"
+	if [ "${MMS:-0}" != 0 ] && [ ! -f "$OUT/kernel-$1/.config" ] && [ -f "$same/$KIMAGE" ]; then
+		say "[$1] starting from the kernel of $same"
+		mkdir -p "$OUT" && cp -a "$same" "$OUT/kernel-$1"
+	fi
 	if [ "$1" = base ]; then
 		local other="$BUILD_DIR/bench$TSUFFIX/kernel-base"
 		if [ "${LTO:-0}" = 0 ] && [ ! -f "$OUT/kernel-base/.config" ] && [ "$OUT" != "$BUILD_DIR/bench$TSUFFIX" ] &&

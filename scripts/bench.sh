@@ -66,6 +66,13 @@
 #                   scripts/lto-check.py must prove inlined from its vmlinux
 #                   before any boot; build/bench[-SYSTEM]-lto and
 #                   docs/benchmarks[-SYSTEM]-lto.* (docs/lto.md)
+#   BENCH_MMS       N > 0: the cases run in a process forked after N idle
+#                   processes (RUSTMM_BENCH_MMS, tests/bench/rmap_bench.c),
+#                   so its rmap ID is above N, as on a machine with N
+#                   processes (the guest's own are below 64: one live
+#                   sub-ID of an order-9 folio's four; 4000 gives two);
+#                   build/bench[-SYSTEM][-lto]-mmsN and
+#                   docs/benchmarks[-SYSTEM][-lto]-mmsN.* (rmap-id only)
 #   BENCH_KERNELS   which kernels to build and run now (default "base
 #                   patched"); the other's logs from an earlier run are
 #                   reused only if they were made with the same settings,
@@ -140,6 +147,16 @@ case "$LTO" in
 0) ;;
 1) SYS_SUFFIX="$SYS_SUFFIX-lto" ;;
 *) die "BENCH_LTO=$LTO: 0 or 1" ;;
+esac
+MMS="${BENCH_MMS:-0}"
+case "$MMS" in
+0) ;;
+*[!0-9]*) die "BENCH_MMS=$MMS: a number of idle processes" ;;
+*)
+	[ "$SYSTEM" = rmap-id ] || die "BENCH_MMS is for BENCH_SYSTEM=rmap-id (the IDs of the measured process)"
+	SYS_SUFFIX="$SYS_SUFFIX-mms$MMS"
+	BENCH_APPEND="RUSTMM_BENCH_MMS=$MMS"
+	;;
 esac
 CASES="$(echo ${BENCH_CASES:-$ALL_CASES})"
 OUT="$BUILD_DIR/bench$TSUFFIX$SYS_SUFFIX"
@@ -245,6 +262,7 @@ cmd="make bench BENCH_BOOTS=$BOOTS BENCH_RUNS=$RUNS BENCH_MIB=$MIB"
 [ "$SYSTEM" = rmap-id ] || cmd+=" BENCH_SYSTEM=$SYSTEM"
 lto_args=()
 [ "$LTO" = 1 ] && cmd+=" BENCH_LTO=1" && lto_args=(--lto)
+[ "$MMS" = 0 ] || { cmd+=" BENCH_MMS=$MMS"; lto_args+=(--mms "$MMS"); }
 report="$RUST_MM_TOP/docs/benchmarks$SYS_SUFFIX$TSUFFIX"
 if [ "$CASES" != "$(echo $ALL_CASES)" ]; then
 	# A subset of the cases never replaces the docs' report.

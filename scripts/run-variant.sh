@@ -8,7 +8,10 @@
 #                         selftests and the base behaviour
 # Both use the KUnit kernel's configuration for ARCH (scripts/arch.sh)
 # without our options (base also without Rust, which the unpatched tree
-# does not need), built with kunit.py into build/kunit-<variant>[-<target>]. Prints the userspace lines, then
+# does not need) and without Clang LTO (x86_64's test kernel has it for
+# rust/mm's cross-language inlining; these kernels are functional
+# references, and a ThinLTO build costs CI minutes), built with kunit.py
+# into build/kunit-<variant>[-<target>]. Prints the userspace lines, then
 # 'userspace-<variant>: N passed, N failed, N skipped'.
 set -uo pipefail
 # shellcheck source=scripts/env.sh
@@ -16,8 +19,8 @@ set -uo pipefail
 
 variant="${1:-}"
 case "$variant" in
-off) src="$KSRC"; drop='MM_RMAP_ID|MM_ATOMIC_SEQCOUNT_KUNIT_TEST|ARM64_CONTPTE_RUST|PER_VMA_LOCK_RUST|PAGEMAP_SHARED_SWAP|COMPOUND_PAGEMAPS_RUST|RUST_MM_LTO' ;;
-base) src="$BUILD_DIR/linux-base"; drop='MM_RMAP_ID|MM_ATOMIC_SEQCOUNT_KUNIT_TEST|ARM64_CONTPTE_RUST|PER_VMA_LOCK_RUST|PAGEMAP_SHARED_SWAP|COMPOUND_PAGEMAPS_RUST|RUST_MM_LTO|CONFIG_RUST=' ;;
+off) src="$KSRC"; drop='MM_RMAP_ID|MM_ATOMIC_SEQCOUNT_KUNIT_TEST|ARM64_CONTPTE_RUST|PER_VMA_LOCK_RUST|PAGEMAP_SHARED_SWAP|COMPOUND_PAGEMAPS_RUST|RUST_MM_LTO|LTO_CLANG' ;;
+base) src="$BUILD_DIR/linux-base"; drop='MM_RMAP_ID|MM_ATOMIC_SEQCOUNT_KUNIT_TEST|ARM64_CONTPTE_RUST|PER_VMA_LOCK_RUST|PAGEMAP_SHARED_SWAP|COMPOUND_PAGEMAPS_RUST|RUST_MM_LTO|LTO_CLANG|CONFIG_RUST=' ;;
 *) die "usage: run-variant.sh off|base" ;;
 esac
 [ -f "$KSRC/.rust-mm-applied" ] || die "the tree is not prepared (run: make prepare)"

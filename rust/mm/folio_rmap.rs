@@ -22,7 +22,7 @@ use crate::folio::{
     reuse_window, FolioRmap, FolioWords, Layout, MmIds, ReuseCounts, Sharing, TRACK_MIN_ORDER,
 };
 use crate::seqcount::{AtomicSeqcount, Preempt};
-use crate::subid::{MAX_VALUES, NR_SUBIDS};
+use crate::subid::{MAX_VALUES, NR_ORDERS, NR_SUBIDS};
 
 /// The placement C chose, as the core describes it.
 const LAYOUT: Layout = Layout {
@@ -49,6 +49,7 @@ const _: () = {
     assert!(bindings::FOLIO_RMAP_SHARED == Sharing::Shared as u32);
     assert!(bindings::FOLIO_RMAP_GAVE_UP == Sharing::GaveUp as u32);
     assert!(bindings::RMAP_ID_NR_SUBIDS as usize == NR_SUBIDS);
+    assert!(bindings::RMAP_ID_NR_ORDERS as usize == NR_ORDERS);
 };
 
 /// A word of the folio at byte offset `off`, as an atomic.
@@ -115,22 +116,32 @@ unsafe fn rmap<'a>(
     // INVARIANT: `FolioRmap::new` rejects untracked orders, and the caller
     // guarantees the folio is live for `'a`.
     let words = KernelFolio {
-        folio: NonNull::new(folio)?,
+        // SAFETY: A live folio is not at address 0 (this function's safety
+        // requirements). Not `NonNull::new`: the kernel builds with
+        // -fno-delete-null-pointer-checks, so that test would stay on
+        // every update although C has just read the folio's flags.
+        folio: unsafe { NonNull::new_unchecked(folio) },
         _life: PhantomData,
     };
     FolioRmap::new(order, words)
 }
 
-/// The mm's ID and sub-IDs, or `None` for a NULL array.
+/// The mm's ID and its sub-ID cache, or `None` for a NULL cache.
 ///
 /// # Safety
 ///
-/// `subids` is NULL or points to `RMAP_ID_NR_SUBIDS` readable `u64`s (an
-/// mm's `mm_rmap_subids`) that do not change while borrowed.
-unsafe fn mm_ids<'a>(id: u32, subids: *const u64) -> Option<MmIds<'a>> {
+/// `subids` is NULL or points to an mm's `mm_rmap_subids`, which does not
+/// change while borrowed (it is written once, before the mm is used).
+unsafe fn mm_ids<'a>(id: u32, subids: *const bindings::rmap_subids) -> Option<MmIds<'a>> {
     // SAFETY: By the function's safety requirements.
-    let subids = unsafe { subids.cast::<[u64; NR_SUBIDS]>().as_ref() }?;
-    Some(MmIds { id, subids })
+    let s = unsafe { subids.as_ref() }?;
+    // The arrays have the lengths of the core's (checked by these types:
+    // bindgen gives the C array lengths).
+    Some(MmIds {
+        id,
+        subids: &s.subids,
+        live: &s.live,
+    })
 }
 
 // LTO_INLINE: the per-update entry points (and the reuse check, its
@@ -160,10 +171,12 @@ pub unsafe extern "C" fn __folio_rmap_reset(folio: *mut bindings::folio, order: 
 
 /// Write sections of `__folio_rmap_add` and `__folio_rmap_set_new`: their
 /// C callers (`folio_add_large_mapcount()`, `folio_set_large_mapcount()` in
-/// `include/linux/rmap.h`) disable preemption around the call, inline, so
-/// the section does not pay two out-of-line helper calls on the map/unmap
-/// hot path. Preemption only bounds how long readers and shared writers
-/// wait; memory safety does not depend on it.
+/// `include/linux/rmap.h`) hold a page table lock, which disables
+/// preemption (they assert it; on PREEMPT_RT, where that lock sleeps, they
+/// disable preemption around the call), so the section toggles nothing.
+/// Preemption off bounds the writer counts by the number of CPUs and how
+/// long readers and shared writers wait; memory safety does not depend on
+/// it.
 struct PreemptOffByCaller;
 
 impl Preempt for PreemptOffByCaller {
@@ -171,32 +184,35 @@ impl Preempt for PreemptOffByCaller {
     fn enable() {}
 }
 
-/// The sub-IDs of an mm without any: the dummy ID's, all 0.
-static DUMMY_SUBIDS: [u64; NR_SUBIDS] = [0; NR_SUBIDS];
-
-/// The mm's IDs, or the dummy mm's for a NULL sub-ID array: its mappings
-/// are counted, and readers never call the dummy ID exclusive (see
-/// `FolioRmap::add`).
+/// The writing mm's sub-IDs. Writers need no ID: what they add is the
+/// sub-IDs (the dummy mm's are all 0 and none live: its mappings are
+/// counted in the mapcount only, and readers never call it exclusive).
 ///
 /// # Safety
 ///
-/// As [`mm_ids`].
-unsafe fn mm_ids_or_dummy<'a>(id: u32, subids: *const u64) -> MmIds<'a> {
-    // SAFETY: Forwarded from this function's safety requirements.
-    unsafe { mm_ids(id, subids) }.unwrap_or(MmIds {
-        id: 0,
-        subids: &DUMMY_SUBIDS,
-    })
+/// `subids` points to an mm's `mm_rmap_subids`, which does not change while
+/// borrowed (it is written once, before the mm is used).
+unsafe fn writer_ids<'a>(subids: *const bindings::rmap_subids) -> MmIds<'a> {
+    // SAFETY: By the function's safety requirements `subids` is valid for
+    // reads for `'a`. Not `as_ref()`: C passes `&mm->mm_rmap_subids`, never
+    // NULL, and the kernel's -fno-delete-null-pointer-checks would keep
+    // the test on every update.
+    let s = unsafe { &*subids };
+    MmIds {
+        id: crate::subid::DUMMY_ID,
+        subids: &s.subids,
+        live: &s.live,
+    }
 }
 
-/// Account `delta` mappings of the folio by the mm (`id`, `subids`).
+/// Account `delta` mappings of the folio by the mm whose sub-ID cache is
+/// `subids`.
 ///
 /// # Safety
 ///
 /// `folio` is a live, non-hugetlb large folio of `order` (the caller holds
 /// the page table lock of the mappings it changes); `subids` is the mm's
-/// `mm_rmap_subids`. The caller has disabled preemption (see
-/// [`PreemptOffByCaller`]).
+/// `mm_rmap_subids`. Preemption is disabled (see [`PreemptOffByCaller`]).
 #[no_mangle]
 // See `LTO_INLINE` above.
 #[allow(unused_attributes)]
@@ -204,8 +220,7 @@ unsafe fn mm_ids_or_dummy<'a>(id: u32, subids: *const u64) -> MmIds<'a> {
 pub unsafe extern "C" fn __folio_rmap_add(
     folio: *mut bindings::folio,
     order: c_uint,
-    id: u32,
-    subids: *const u64,
+    subids: *const bindings::rmap_subids,
     delta: c_int,
 ) {
     // SAFETY: Forwarded from this function's safety requirements.
@@ -213,7 +228,7 @@ pub unsafe extern "C" fn __folio_rmap_add(
         return;
     };
     // SAFETY: Forwarded from this function's safety requirements.
-    let mm = unsafe { mm_ids_or_dummy(id, subids) };
+    let mm = unsafe { writer_ids(subids) };
     r.add::<PreemptOffByCaller>(&mm, delta);
 }
 
@@ -229,8 +244,7 @@ pub unsafe extern "C" fn __folio_rmap_add(
 pub unsafe extern "C" fn __folio_rmap_set_new(
     folio: *mut bindings::folio,
     order: c_uint,
-    id: u32,
-    subids: *const u64,
+    subids: *const bindings::rmap_subids,
     mapcount: c_int,
 ) {
     // SAFETY: Forwarded from this function's safety requirements.
@@ -238,7 +252,7 @@ pub unsafe extern "C" fn __folio_rmap_set_new(
         return;
     };
     // SAFETY: Forwarded from this function's safety requirements.
-    let mm = unsafe { mm_ids_or_dummy(id, subids) };
+    let mm = unsafe { writer_ids(subids) };
     r.set_new::<PreemptOffByCaller>(&mm, mapcount);
 }
 
@@ -258,7 +272,7 @@ pub unsafe extern "C" fn __folio_rmap_sharing(
     folio: *mut bindings::folio,
     order: c_uint,
     id: u32,
-    subids: *const u64,
+    subids: *const bindings::rmap_subids,
 ) -> c_int {
     // SAFETY: Forwarded from this function's safety requirements.
     let r = unsafe { rmap(folio, order) };
@@ -287,7 +301,7 @@ pub unsafe extern "C" fn __folio_rmap_may_reuse(
     folio: *mut bindings::folio,
     order: c_uint,
     id: u32,
-    subids: *const u64,
+    subids: *const bindings::rmap_subids,
 ) -> bool {
     // SAFETY: Forwarded from this function's safety requirements.
     let (Some(r), Some(mm)) = (unsafe { rmap(folio, order) }, unsafe { mm_ids(id, subids) }) else {

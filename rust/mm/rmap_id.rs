@@ -212,25 +212,32 @@ fn subid_errno(_: SubIdError) -> c_int {
     EINVAL.to_errno()
 }
 
-/// Fill `subids[0..nr]` with every sub-ID of `id`, class after class (the
-/// per-mm cache). `nr` must be `RMAP_ID_NR_SUBIDS`. Returns 0 or `-EINVAL`.
+/// Fill an mm's sub-ID cache for `id`: every sub-ID, class after class, and
+/// per folio order the live count (how many of the class's sub-IDs an
+/// update adds, up to the last that is not 0). Returns 0, or `-EINVAL`
+/// (nothing written) for a NULL cache or an ID above `RMAP_ID_MAX`.
 ///
 /// # Safety
 ///
-/// `subids` is valid for writes of `nr` `u64`s.
+/// `cache` is NULL or valid for a write of one `struct rmap_subids`.
 #[no_mangle]
-pub unsafe extern "C" fn rmap_subids_fill(id: u32, subids: *mut u64, nr: usize) -> c_int {
-    if subids.is_null() || nr != subid::NR_SUBIDS {
+pub unsafe extern "C" fn rmap_subids_fill(id: u32, cache: *mut bindings::rmap_subids) -> c_int {
+    if cache.is_null() {
         return EINVAL.to_errno();
     }
     let s = match SubIds::new(id) {
         Ok(s) => s,
         Err(e) => return subid_errno(e),
     };
-    // SAFETY: The caller guarantees `subids` is valid for `nr` writes, and
-    // `nr` was checked above to be the length of the source.
-    let out = unsafe { core::slice::from_raw_parts_mut(subids, nr) };
-    out.copy_from_slice(s.as_slice());
+    // The array lengths are the core's: these are the types bindgen gives
+    // `struct rmap_subids`, checked by the assignment.
+    let out = bindings::rmap_subids {
+        subids: *s.as_array(),
+        live: *s.live(),
+    };
+    // SAFETY: The caller guarantees `cache` is valid for a write; it is not
+    // NULL (checked above).
+    unsafe { cache.write(out) };
     0
 }
 

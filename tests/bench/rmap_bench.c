@@ -121,12 +121,15 @@
  * per rejected window, "RUSTMM-BENCH-DISTURBED <case> <run> ..." when a run
  * never got a quiet window, "RUSTMM-BENCH-ERROR <case> <why>" when a case
  * could not run as defined, and "RUSTMM-BENCH-DONE errors=<n>" at the end.
+ * With RUSTMM_BENCH_MMS=N (see busy_mms()) the cases run in a process
+ * forked after N idle ones, which prints "RUSTMM-BENCH-MMS N ..." first.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1412,6 +1415,58 @@ static void measure_here(void)
 		error("setup", "sched_setscheduler(SCHED_FIFO) failed");
 }
 
+/*
+ * RUSTMM_BENCH_MMS=N: measure with the rmap ID a busy machine gives. The
+ * allocator hands out the lowest free ID, so the few processes of the
+ * bench guest get IDs below 64, where an update of an order-9 folio adds
+ * one of its four sub-IDs (the others are 0 and skipped). Here N idle
+ * processes, each its own mm holding the next free ID, are forked first,
+ * and the benchmark goes on in a child forked after them: its ID, and
+ * those of the children it forks for COW, are above N. N = 4000 gives a
+ * 12-bit ID, two live sub-IDs for orders 6 to 10, as a machine with a few
+ * thousand processes has. The base kernel, without rmap IDs, runs the
+ * same processes. Returns in the child; the parent waits for it, kills
+ * the idle processes and exits with the child's status.
+ */
+static void busy_mms(long n)
+{
+	pid_t *idle = calloc(n, sizeof(*idle)), worker;
+	int status = 0;
+	long i;
+
+	if (!idle) {
+		printf("RUSTMM-BENCH-ERROR setup no memory for %ld pids\n", n);
+		printf("RUSTMM-BENCH-DONE errors=1\n");
+		exit(1);
+	}
+	for (i = 0; i < n; i++) {
+		idle[i] = fork();
+		if (idle[i] == 0) {
+			for (;;)
+				pause();
+		}
+		if (idle[i] < 0) {
+			printf("RUSTMM-BENCH-ERROR setup fork of idle process %ld failed: %s\n",
+			       i, strerror(errno));
+			break;
+		}
+	}
+	worker = i == n ? fork() : -1;
+	if (worker == 0) {
+		printf("RUSTMM-BENCH-MMS %ld idle processes forked before this one\n", n);
+		return;
+	}
+	if (worker > 0)
+		waitpid(worker, &status, 0);
+	else
+		printf("RUSTMM-BENCH-DONE errors=1\n");
+	while (i-- > 0) {
+		kill(idle[i], SIGKILL);
+		waitpid(idle[i], NULL, 0);
+	}
+	exit(worker > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+}
+
 /* Measure one run of a case until a window is quiet; print the result. */
 static void measure(const char *name, int run, enum kind k, int a, int anon_rand)
 {
@@ -1483,6 +1538,8 @@ int main(int argc, char **argv)
 		printf("RUSTMM-BENCH-DONE errors=1\n");
 		return 1;
 	}
+	if (getenv("RUSTMM_BENCH_MMS") && atol(getenv("RUSTMM_BENCH_MMS")) > 0)
+		busy_mms(atol(getenv("RUSTMM_BENCH_MMS")));
 	quiet();
 	measure_here();
 	/* "all" is thp, small and anon-cow: what every target runs. */

@@ -17,10 +17,13 @@
 //! that class.
 
 use crate::seqcount::{AtomicSeqcount, Mode, Preempt, WriteGuard};
-use crate::subid::{self, Class, DUMMY_ID, MAX_ORDER, MAX_VALUES, NR_SUBIDS};
+use crate::subid::{self, Class, DUMMY_ID, MAX_ORDER, MAX_VALUES, NR_ORDERS, NR_SUBIDS};
 
 // `FolioRmap::add` has one arm per value count up to six.
-const _: () = assert!(MAX_VALUES == 6, "FolioRmap::add dispatches on 1..=6 values");
+const _: () = assert!(
+    MAX_VALUES == 6,
+    "FolioRmap::add dispatches on 0..=6 live values"
+);
 
 #[cfg(not(loom))]
 use core::sync::atomic::{AtomicI32, AtomicU64, Ordering};
@@ -180,7 +183,34 @@ pub struct MmIds<'s> {
     pub id: u32,
     /// All the mm's cached sub-IDs ([`subid::SubIds::as_slice`] layout).
     pub subids: &'s [u64; NR_SUBIDS],
+    /// Per folio order, how many leading sub-IDs of its class are not all
+    /// 0 ([`subid::SubIds::live`]): what [`FolioRmap::add`] adds.
+    pub live: &'s [u8; NR_ORDERS],
 }
+
+impl<'s> MmIds<'s> {
+    /// The IDs of an mm whose sub-IDs are `s`.
+    pub fn of(s: &'s subid::SubIds) -> Self {
+        MmIds {
+            id: s.id(),
+            subids: s.as_array(),
+            live: s.live(),
+        }
+    }
+
+    /// The IDs of the dummy mm ([`DUMMY_ID`]): every sub-ID 0, nothing
+    /// live.
+    pub const fn dummy() -> MmIds<'static> {
+        MmIds {
+            id: DUMMY_ID,
+            subids: &DUMMY_SUBIDS,
+            live: &[0; NR_ORDERS],
+        }
+    }
+}
+
+/// The sub-IDs of [`DUMMY_ID`]: all 0.
+static DUMMY_SUBIDS: [u64; NR_SUBIDS] = [0; NR_SUBIDS];
 
 impl<W: FolioWords> FolioRmap<W> {
     /// The rmap state of a folio of `order` whose words `words` gives.
@@ -234,30 +264,45 @@ impl<W: FolioWords> FolioRmap<W> {
     /// Account `delta` mappings (negative: unmappings) of the folio by `mm`
     /// in one write section: the mapcount and each value change once.
     ///
+    /// Only the mm's live values change ([`MmIds::live`]): a value whose
+    /// sub-ID is 0, and every one after the last that is not, would only
+    /// have `delta * 0` added. An mm with fewer live counts than the class
+    /// has values (a small ID) does less work; the result is the same.
+    ///
     /// Should the sub-IDs be unavailable (see `class_subids`), only the
     /// mapcount changes. That is still safe: the values then lack this
     /// mapping, so they cannot equal `mapcount * subid` of any mm with a
     /// real ID (its sub-IDs are not all 0) and readers answer "shared".
     ///
-    /// This is the map/unmap hot path. It dispatches once on the class's
-    /// value count to a body whose value loop has a constant length (so it
-    /// is straight-line code with constant offsets) and branches once on
-    /// how the section was entered.
+    /// This is the map/unmap hot path. It dispatches once on the live count
+    /// to a body whose value loop has a constant length (so it is
+    /// straight-line code with constant offsets) and branches once on how
+    /// the section was entered.
     #[inline]
     pub fn add<P: Preempt>(&self, mm: &MmIds<'_>, delta: i32) {
-        match self.nr_values {
-            1 => self.add_n::<P, 1>(mm, delta),
+        // INVARIANT: at most `nr_values`, so `add_n` asks only for values
+        // the class has, whatever the mm's cache says.
+        let live = mm
+            .live
+            .get(self.order as usize)
+            .map_or(0, |&n| usize::from(n))
+            .min(self.nr_values);
+        match live {
+            // None live means the class's sub-IDs of the mm are all 0 (the
+            // dummy mm's): adding `delta * 0` to value 0 is as good as
+            // nothing, and saves a dispatch arm. 1 is the common case.
+            0 | 1 => self.add_n::<P, 1>(mm, delta),
             2 => self.add_n::<P, 2>(mm, delta),
             3 => self.add_n::<P, 3>(mm, delta),
             4 => self.add_n::<P, 4>(mm, delta),
             5 => self.add_n::<P, 5>(mm, delta),
             // INVARIANT: `new` bounds the count by MAX_VALUES (6, checked
-            // below), so this arm is exactly six values.
+            // at the top of this file), so this arm is exactly six values.
             _ => self.add_n::<P, MAX_VALUES>(mm, delta),
         }
     }
 
-    /// [`Self::add`] for a class of `N` values (`N == self.nr_values`).
+    /// [`Self::add`] for the first `N` values (`N <= self.nr_values`).
     #[inline(always)]
     fn add_n<P: Preempt, const N: usize>(&self, mm: &MmIds<'_>, delta: i32) {
         let end = self.subid_off.wrapping_add(N);
@@ -271,14 +316,20 @@ impl<W: FolioWords> FolioRmap<W> {
         let mapcount = self.words.mapcount();
         match guard.mode() {
             Mode::Exclusive => {
-                // The only writer: plain loads and stores.
-                let v = mapcount.load(Ordering::Relaxed);
-                mapcount.store(v.wrapping_add(delta), Ordering::Relaxed);
+                // The only writer: plain loads and stores (one add to
+                // memory each, with the load last so the compiler folds
+                // it into the add).
+                mapcount.store(
+                    delta.wrapping_add(mapcount.load(Ordering::Relaxed)),
+                    Ordering::Relaxed,
+                );
                 if let Some(subids) = subids {
                     for (k, s) in subids.iter().enumerate() {
                         let cell = self.words.value(k);
-                        let v = cell.load(Ordering::Relaxed);
-                        cell.store(v.wrapping_add(s.wrapping_mul(d)), Ordering::Relaxed);
+                        cell.store(
+                            s.wrapping_mul(d).wrapping_add(cell.load(Ordering::Relaxed)),
+                            Ordering::Relaxed,
+                        );
                     }
                 }
             }

@@ -431,11 +431,24 @@ fn chunk_subid(class: &Class, table: &[u64], chunk: &Chunk, id: u32) -> u64 {
     }
 }
 
+/// Number of folio orders an mm's live counts cover: `0..=MAX_ORDER`.
+pub const NR_ORDERS: usize = MAX_ORDER as usize + 1;
+
 /// All sub-IDs of one mm, for every class, computed once when the mm gets
 /// its rmap ID; the map/unmap paths only index into it.
+///
+/// Beside them, per folio order, the *live count*: how many of the class's
+/// sub-IDs an update has to add, i.e. up to and including the last one that
+/// is not 0. A sub-ID is 0 exactly when its chunk of the ID is 0, and the
+/// chunks go from the low ID bits to the high ones, so the small IDs the
+/// lowest-free allocator hands out leave the high values of every class
+/// alone: adding `k * 0` changes nothing, and a writer skips those values
+/// (`FolioRmap::add`). Readers still compare every value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SubIds {
+    id: u32,
     vals: [u64; NR_SUBIDS],
+    live: [u8; NR_ORDERS],
 }
 
 impl SubIds {
@@ -451,7 +464,28 @@ impl SubIds {
                 vals[CLASS_OFFSET[i] + j] = chunk_subid(class, table, chunk, id);
             }
         }
-        Ok(SubIds { vals })
+        let mut live = [0u8; NR_ORDERS];
+        for (order, out) in live.iter_mut().enumerate() {
+            let (off, n) = ORDER_SUBIDS[order];
+            // At most MAX_VALUES (6): the cast cannot truncate.
+            *out = vals[off..off + n]
+                .iter()
+                .rposition(|&s| s != 0)
+                .map_or(0, |last| last + 1) as u8;
+        }
+        Ok(SubIds { id, vals, live })
+    }
+
+    /// The rmap ID these sub-IDs belong to.
+    pub fn id(&self) -> u32 {
+        self.id
+    }
+
+    /// Per folio order, how many leading sub-IDs of its class an update
+    /// adds (the rest are 0); 0 for orders without values and for
+    /// [`DUMMY_ID`].
+    pub fn live(&self) -> &[u8; NR_ORDERS] {
+        &self.live
     }
 
     /// The sub-IDs for a folio of `order`, one per rmap value.
@@ -463,6 +497,11 @@ impl SubIds {
 
     /// All cached sub-IDs, class after class (the layout C caches in the mm).
     pub fn as_slice(&self) -> &[u64] {
+        &self.vals
+    }
+
+    /// [`Self::as_slice`] as the array it is.
+    pub fn as_array(&self) -> &[u64; NR_SUBIDS] {
         &self.vals
     }
 }

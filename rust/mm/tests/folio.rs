@@ -16,7 +16,7 @@ use rust_mm_core::folio::{
     is_tracked_order, FolioRmap, FolioWords, Layout, MmIds, ReuseCounts, Sharing, READ_TRIES,
 };
 use rust_mm_core::seqcount::{AtomicSeqcount, NoPreempt};
-use rust_mm_core::subid::{self, SubIds, DUMMY_ID, MAX_ID, MAX_VALUES, NR_SUBIDS};
+use rust_mm_core::subid::{self, SubIds, DUMMY_ID, MAX_ID, MAX_VALUES};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -76,23 +76,19 @@ impl FolioWords for &FakeFolio {
 /// An mm: its ID and cached sub-IDs.
 struct Mm {
     id: u32,
-    subids: [u64; NR_SUBIDS],
+    subids: SubIds,
 }
 
 impl Mm {
     fn new(id: u32) -> Self {
-        let s = SubIds::new(id).unwrap();
         Mm {
             id,
-            subids: s.as_slice().try_into().unwrap(),
+            subids: SubIds::new(id).unwrap(),
         }
     }
 
     fn ids(&self) -> MmIds<'_> {
-        MmIds {
-            id: self.id,
-            subids: &self.subids,
-        }
+        MmIds::of(&self.subids)
     }
 }
 
@@ -289,15 +285,128 @@ fn add_gives_the_same_values_exclusive_or_shared_for_every_tracked_order() {
         let (off, nr) = subid::ORDER_SUBIDS[order as usize];
         let mut want = [0u64; MAX_VALUES];
         for (k, w) in want.iter_mut().enumerate().take(nr) {
-            *w = a.subids[off + k]
+            *w = a.subids.as_slice()[off + k]
                 .wrapping_mul(3)
-                .wrapping_add(b.subids[off + k].wrapping_mul(4));
+                .wrapping_add(b.subids.as_slice()[off + k].wrapping_mul(4));
         }
         let snap = excl.rmap().snapshot().expect("no writer inside");
         assert_eq!(snap.mapcount, 7, "order {order}");
         assert_eq!(snap.values, want, "order {order}");
         assert_eq!(shared.rmap().snapshot(), Some(snap), "order {order}");
     }
+}
+
+/// What a folio's values must be after `ops`, computed from every sub-ID of
+/// the class (no live count involved).
+fn full_update_values(order: u32, ops: &[(&Mm, i32)]) -> [u64; MAX_VALUES] {
+    let (off, nr) = subid::ORDER_SUBIDS[order as usize];
+    let mut want = [0u64; MAX_VALUES];
+    for (mm, n) in ops {
+        for (k, w) in want.iter_mut().enumerate().take(nr) {
+            let s = mm.subids.as_slice()[off + k];
+            *w = w.wrapping_add(s.wrapping_mul(i64::from(*n) as u64));
+        }
+    }
+    want
+}
+
+/// IDs whose live counts differ per class: small (the benchmark's), 12-bit
+/// (a busy machine's), a 0 chunk in the middle, the largest, the dummy.
+const LIVE_MIX: [u32; 8] = [1, 63, 64, 0x0abc, 0x1001, 0x0004_0000, MAX_ID, DUMMY_ID];
+
+#[test]
+fn skipping_zero_subids_gives_the_values_of_a_full_update_in_both_modes() {
+    for order in 2..=subid::MAX_ORDER {
+        for (i, &a) in LIVE_MIX.iter().enumerate() {
+            let (a, b) = (Mm::new(a), Mm::new(LIVE_MIX[(i + 3) % LIVE_MIX.len()]));
+            let ops = [(&a, 7), (&b, 2), (&a, -3), (&b, -1), (&a, 1)];
+            let excl = FakeFolio::new(order);
+            let shared = FakeFolio::new(order);
+            let other = shared.seq.write_shared::<NoPreempt>();
+            for (mm, n) in ops {
+                excl.rmap().add::<NoPreempt>(&mm.ids(), n);
+                shared.rmap().add::<NoPreempt>(&mm.ids(), n);
+            }
+            drop(other);
+            let want = full_update_values(order, &ops);
+            let snap = excl.rmap().snapshot().expect("no writer inside");
+            assert_eq!(snap.values, want, "order {order} ids {} {}", a.id, b.id);
+            assert_eq!(snap.mapcount, 6);
+            assert_eq!(shared.rmap().snapshot(), Some(snap), "order {order}");
+            // 6 mappings left, 5 by a, 1 by b: shared unless b is a.
+            let expect = if b.id == a.id && a.id != DUMMY_ID && 6 <= 1 << order {
+                Sharing::Exclusive
+            } else {
+                Sharing::Shared
+            };
+            assert_eq!(excl.rmap().sharing(&a.ids()), expect);
+        }
+    }
+}
+
+/// The control: live counts must never be short. An mm whose cached count
+/// leaves out its last non-zero sub-ID leaves that value short, and then an
+/// mm whose ID is the low chunks of the first one's reads a folio the
+/// first one maps as its own -- the leak the exact counts prevent.
+#[test]
+fn a_short_live_count_would_make_a_foreign_mapping_look_exclusive() {
+    let order = 9;
+    let owner = Mm::new(1 << 18 | 0x41); // chunks 1, 1, 0, 1 (6 bits each)
+    let low = Mm::new(0x0000_0041); // chunks 1, 1, 0, 0
+    assert_eq!(owner.subids.live()[order as usize], 4);
+    let mut short = *owner.subids.live();
+    short[order as usize] = 2;
+    let short_ids = MmIds {
+        live: &short,
+        ..owner.ids()
+    };
+    let f = FakeFolio::new(order);
+    f.rmap().add::<NoPreempt>(&short_ids, 3);
+    let values = f.rmap().snapshot().unwrap().values;
+    assert_ne!(values, full_update_values(order, &[(&owner, 3)]));
+    assert_eq!(f.rmap().sharing(&low.ids()), Sharing::Exclusive, "the leak");
+    // With the real count the same mapping reads shared for `low`.
+    let g = FakeFolio::new(order);
+    g.rmap().add::<NoPreempt>(&owner.ids(), 3);
+    assert_eq!(g.rmap().sharing(&low.ids()), Sharing::Shared);
+    assert_eq!(g.rmap().sharing(&owner.ids()), Sharing::Exclusive);
+}
+
+/// The dummy mm (no live values) changes the mapcount and adds 0 to the
+/// values; readers never call it exclusive, and it does not hide others.
+#[test]
+fn the_dummy_mms_updates_change_the_mapcount_only() {
+    let other = Mm::new(0x0012_3456);
+    for order in 2..=subid::MAX_ORDER {
+        let f = FakeFolio::new(order);
+        f.rmap().add::<NoPreempt>(&MmIds::dummy(), 3);
+        let snap = f.rmap().snapshot().unwrap();
+        assert_eq!((snap.mapcount, snap.values), (3, [0; MAX_VALUES]));
+        assert_eq!(f.rmap().sharing(&MmIds::dummy()), Sharing::Shared);
+        f.rmap().add::<NoPreempt>(&other.ids(), 1);
+        assert_eq!(f.rmap().sharing(&other.ids()), Sharing::Shared);
+        f.rmap().add::<NoPreempt>(&MmIds::dummy(), -3);
+        assert_eq!(f.rmap().sharing(&other.ids()), Sharing::Exclusive);
+    }
+}
+
+/// A live count above the class's value count (a corrupted cache) is
+/// clamped: no value beyond the class is touched.
+#[test]
+fn a_live_count_above_the_class_is_clamped_to_the_class() {
+    let mm = Mm::new(MAX_ID);
+    let mut long = *mm.subids.live();
+    long[2] = u8::MAX;
+    let ids = MmIds {
+        live: &long,
+        ..mm.ids()
+    };
+    let f = FakeFolio::new(2);
+    f.rmap().add::<NoPreempt>(&ids, 1);
+    let values: Vec<u64> = f.values.iter().map(|v| v.load(Ordering::Relaxed)).collect();
+    // Order 2 has one value; the words after it keep FakeFolio's garbage.
+    assert_eq!(values[1..], [0xdead_beef; MAX_VALUES - 1]);
+    assert_eq!(f.rmap().sharing(&mm.ids()), Sharing::Exclusive);
 }
 
 #[test]
@@ -307,7 +416,11 @@ fn random_map_unmap_sequences_match_the_ground_truth() {
         let order = 2 + (rng.next() % 14) as u32;
         let nr = 1i64 << order;
         let mms: Vec<Mm> = (0..1 + rng.next() % 4)
-            .map(|_| Mm::new((rng.next() % u64::from(MAX_ID + 1)) as u32))
+            .map(|_| {
+                // Full-width IDs, and small ones with fewer live values.
+                let bits = [24, 24, 12, 6][(rng.next() % 4) as usize];
+                Mm::new((rng.next() % (1 << bits)) as u32)
+            })
             .collect();
         let mut w = World::new(order);
         for _ in 0..60 {

@@ -14,7 +14,7 @@ use loom::sync::Arc;
 use loom::thread;
 use rust_mm_core::folio::{FolioRmap, FolioWords, MmIds, Sharing};
 use rust_mm_core::seqcount::{AtomicSeqcount, Mode, NoPreempt};
-use rust_mm_core::subid::{SubIds, NR_SUBIDS};
+use rust_mm_core::subid::SubIds;
 
 struct Data {
     seq: AtomicSeqcount,
@@ -165,8 +165,8 @@ impl Folio {
     }
 }
 
-fn mm_subids(id: u32) -> [u64; NR_SUBIDS] {
-    SubIds::new(id).unwrap().as_slice().try_into().unwrap()
+fn mm_subids(id: u32) -> SubIds {
+    SubIds::new(id).unwrap()
 }
 
 /// mm B maps one page of an order-9 folio for the whole run; a writer
@@ -185,23 +185,14 @@ fn loom_folio_reader_never_calls_a_shared_folio_exclusive() {
             values: Default::default(),
         });
         let (a, b) = (mm_subids(0x0000_0101), mm_subids(0x00ff_0001));
-        let ida = MmIds {
-            id: 0x0000_0101,
-            subids: &a,
-        };
-        let idb = MmIds {
-            id: 0x00ff_0001,
-            subids: &b,
-        };
+        let ida = MmIds::of(&a);
+        let idb = MmIds::of(&b);
         f.rmap().add::<NoPreempt>(&idb, 1);
         let t = {
             let f = f.clone();
             thread::spawn(move || {
                 let a = mm_subids(0x0000_0101);
-                let ida = MmIds {
-                    id: 0x0000_0101,
-                    subids: &a,
-                };
+                let ida = MmIds::of(&a);
                 f.rmap().add::<NoPreempt>(&ida, 1);
                 f.rmap().add::<NoPreempt>(&ida, -1);
             })

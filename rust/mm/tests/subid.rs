@@ -111,6 +111,86 @@ fn narrow_and_wide_lookups_agree_with_cached_subids() {
     assert!(class_for_order(MIN_ORDER).unwrap().max_bits > NARROW_BITS);
 }
 
+/// The live count of `id` for `order` as its definition says: one past
+/// the last chunk of the ID (in the class's chunk order) that is not 0.
+fn live_by_definition(id: u32, order: u32) -> u8 {
+    let Ok(class) = class_for_order(order) else {
+        return 0;
+    };
+    class
+        .chunks()
+        .iter()
+        .rposition(|c| c.value_of(id) != 0)
+        .map_or(0, |j| j as u8 + 1)
+}
+
+/// IDs at every chunk boundary of every class: one bit set at each
+/// position, all bits below each position, and 1 << position - 1 + 1.
+fn boundary_ids() -> Vec<u32> {
+    let mut ids = vec![DUMMY_ID, 1, MAX_ID];
+    for bit in 0..ID_BITS {
+        ids.extend([
+            1 << bit,
+            (1 << bit) - 1,
+            ((1 << bit) - 1) | 1,
+            MAX_ID >> bit,
+        ]);
+    }
+    ids
+}
+
+#[test]
+fn live_counts_stop_at_the_last_nonzero_subid_of_every_class() {
+    let mut rng = XorShift::new(0x11fe);
+    let mut ids = boundary_ids();
+    ids.extend((0..20_000).map(|_| rng.next() as u32 & MAX_ID));
+    // Every ID of up to 13 bits: more than the few thousand mms of a busy
+    // machine.
+    ids.extend(0..(1 << 13));
+    for id in ids {
+        let s = SubIds::new(id).unwrap();
+        assert_eq!(s.id(), id);
+        assert_eq!(s.live()[0], 0, "order 0 has no values");
+        for order in MIN_ORDER..=MAX_ORDER {
+            let live = s.live()[order as usize];
+            assert_eq!(
+                live,
+                live_by_definition(id, order),
+                "id {id:#x} order {order}"
+            );
+            let subids = s.for_order(order).unwrap();
+            // Never too short: every sub-ID past the live count is 0, so an
+            // update that skips them adds exactly what a full one adds.
+            assert!(subids[usize::from(live)..].iter().all(|&x| x == 0));
+            // Never too long: the last live sub-ID is not 0.
+            if live > 0 {
+                assert_ne!(subids[usize::from(live) - 1], 0, "id {id:#x} order {order}");
+            }
+        }
+    }
+}
+
+/// The live counts the benchmark's processes get and a busy machine's:
+/// lowest-free allocation gives the first mms IDs below 64, where an
+/// order-9 folio (4 values of 6 bits) has one live value; a machine with a
+/// few thousand mms hands out 12-bit IDs, two live values; only IDs from
+/// 2^18 up need all four.
+#[test]
+fn small_ids_have_fewer_live_values_than_the_class_has() {
+    let live9 = |id| SubIds::new(id).unwrap().live()[9];
+    assert_eq!(class_for_order(9).unwrap().values, 4);
+    assert_eq!(live9(DUMMY_ID), 0);
+    assert_eq!(live9(1), 1);
+    assert_eq!(live9(63), 1);
+    assert_eq!(live9(64), 2);
+    assert_eq!(live9(4095), 2);
+    assert_eq!(live9(4096), 3);
+    assert_eq!(live9(1 << 18), 4);
+    assert_eq!(live9(MAX_ID), 4);
+    // A middle chunk of 0 stays live: the count is a prefix.
+    assert_eq!(live9(1 << 12 | 1), 3);
+}
+
 #[test]
 fn dummy_id_has_all_zero_subids() {
     assert!(SubIds::new(DUMMY_ID)
