@@ -219,7 +219,8 @@ impl<W: FolioWords> FolioRmap<W> {
         if !is_tracked_order(order) {
             return None;
         }
-        let &(subid_off, nr_values) = subid::ORDER_SUBIDS.get(order as usize)?;
+        let subid_off = usize::from(*subid::ORDER_SUBID_OFFSET.get(order as usize)?);
+        let nr_values = usize::from(*subid::ORDER_VALUES.get(order as usize)?);
         // INVARIANT: 1 <= nr_values <= MAX_VALUES for tracked orders (the
         // class table), so `value(k)` is only asked for existing values.
         if nr_values == 0 || nr_values > MAX_VALUES {

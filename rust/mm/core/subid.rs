@@ -358,6 +358,30 @@ pub const ORDER_SUBIDS: [(usize, usize); MAX_ORDER as usize + 1] = {
     t
 };
 
+/// [`ORDER_SUBIDS`] in two byte tables, the form the map/unmap paths read
+/// (`FolioRmap::new`): per order the offset of its first sub-ID and the
+/// number of values. Bytes index without a scaled multiply, and both fit:
+/// checked here.
+pub const ORDER_SUBID_OFFSET: [u8; MAX_ORDER as usize + 1] = order_bytes(0);
+/// See [`ORDER_SUBID_OFFSET`].
+pub const ORDER_VALUES: [u8; MAX_ORDER as usize + 1] = order_bytes(1);
+
+const fn order_bytes(which: usize) -> [u8; MAX_ORDER as usize + 1] {
+    let mut t = [0u8; MAX_ORDER as usize + 1];
+    let mut o = 0;
+    while o <= MAX_ORDER as usize {
+        let v = if which == 0 {
+            ORDER_SUBIDS[o].0
+        } else {
+            ORDER_SUBIDS[o].1
+        };
+        assert!(v <= u8::MAX as usize);
+        t[o] = v as u8;
+        o += 1;
+    }
+    t
+}
+
 /// The class serving folios of `order`.
 pub fn class_for_order(order: u32) -> Result<&'static Class, SubIdError> {
     if !(MIN_ORDER..=MAX_ORDER).contains(&order) {

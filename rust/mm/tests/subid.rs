@@ -192,6 +192,18 @@ fn small_ids_have_fewer_live_values_than_the_class_has() {
 }
 
 #[test]
+fn the_byte_tables_of_the_hot_path_are_order_subids() {
+    for (o, &(off, n)) in subid::ORDER_SUBIDS.iter().enumerate() {
+        assert_eq!(usize::from(subid::ORDER_SUBID_OFFSET[o]), off, "order {o}");
+        assert_eq!(usize::from(subid::ORDER_VALUES[o]), n, "order {o}");
+        if o >= MIN_ORDER as usize {
+            assert_eq!(n, class_for_order(o as u32).unwrap().values);
+            assert_eq!(Ok(off), subid::subid_offset(o as u32));
+        }
+    }
+}
+
+#[test]
 fn dummy_id_has_all_zero_subids() {
     assert!(SubIds::new(DUMMY_ID)
         .unwrap()
