@@ -283,11 +283,15 @@ impl<W: FolioWords> FolioRmap<W> {
     pub fn add<P: Preempt>(&self, mm: &MmIds<'_>, delta: i32) {
         // INVARIANT: at most `nr_values`, so `add_n` asks only for values
         // the class has, whatever the mm's cache says.
+        // In bytes, as the cache and the class table hold them (compared as
+        // bytes, the count needs no widening before the dispatch); the
+        // value count is at most MAX_VALUES, so the cast is lossless.
         let live = mm
             .live
             .get(self.order as usize)
-            .map_or(0, |&n| usize::from(n))
-            .min(self.nr_values);
+            .copied()
+            .unwrap_or(0)
+            .min(self.nr_values as u8);
         match live {
             // None live means the class's sub-IDs of the mm are all 0 (the
             // dummy mm's): adding `delta * 0` to value 0 is as good as
