@@ -337,10 +337,6 @@ impl<W: FolioWords> FolioRmap<W> {
                         );
                     }
                 }
-                // Leave in the arm: its mode is known here, so the leaving
-                // RMW subtracts a constant instead of a value the two arms
-                // would pick in a shared tail.
-                drop(guard);
             }
             Mode::Shared => {
                 mapcount.fetch_add(delta, Ordering::Relaxed);
@@ -351,7 +347,6 @@ impl<W: FolioWords> FolioRmap<W> {
                             .fetch_add(s.wrapping_mul(d), Ordering::Relaxed);
                     }
                 }
-                drop(guard);
             }
         }
     }
