@@ -140,7 +140,7 @@ for c in $CASES; do
 	patched_only "$c" && base_args=()
 	python3 "$RUST_MM_TOP/scripts/profile-report.py" --case "$c" "${base_args[@]}" \
 		--patched "$OUT/profile/patched-$c.blocks" --patched-map "$OUT/kernel-patched/System.map" \
-		--command "make profile$ARCH_ARG$([ "$SYSTEM" = rmap-id ] || echo " BENCH_SYSTEM=$SYSTEM") PROFILE_CASES=$c PROFILE_RUNS=$RUNS BENCH_MIB=$MIB" \
+		--command "make profile$ARCH_ARG$([ "$SYSTEM" = rmap-id ] || echo " BENCH_SYSTEM=$SYSTEM")$([ "$LTO" = 0 ] || echo " BENCH_LTO=1") PROFILE_CASES=$c PROFILE_RUNS=$RUNS BENCH_MIB=$MIB" \
 		> "$OUT/profile-$c.txt" || die "profile-report.py failed"
 	{ cat "$OUT/profile-$c.txt"
 	  echo

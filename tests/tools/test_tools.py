@@ -8,6 +8,9 @@
   compound-pagemaps targets (10x on 2 MiB gup-fast, +-0.5 % controls);
 - scripts/cover-letter.py --check: a cover letter whose benchmark numbers
   were edited, or which lost a case, fails;
+- scripts/lto-check.py: a hot caller that calls an entry point or a Rust
+  function, or an order-0 caller whose large-folio work was inlined back,
+  fails; the control (--expect-calls) wants every call;
 - scripts/series.sh export: refuses a topic without the topics it depends
   on (naming them), and refuses without a git identity (never invents one).
 
@@ -369,6 +372,75 @@ class GuestCount(unittest.TestCase):
         r = subprocess.run([sys.executable, script, a, b], capture_output=True, text=True)
         self.assertEqual(r.returncode, 0, r.stdout)
         self.assertIn("0 failed", r.stdout)
+
+
+class LtoCheck(unittest.TestCase):
+    """scripts/lto-check.py on synthetic llvm-objdump listings."""
+
+    SCRIPT = os.path.join(TOP, "scripts", "lto-check.py")
+
+    def listing(self, calls):
+        """A listing with every function lto-check.py names; CALLS maps a
+        function to the symbols it calls (the others call nothing)."""
+        mod = load("lto_check", "lto-check.py")
+        names = list(mod.ENTRY_POINTS) + list(mod.CALLERS) + list(mod.OUT_OF_LINE.values())
+        out, addr = ["", "vmlinux:\tfile format elf64-x86-64", ""], 0xffffffff81000000
+        for n in dict.fromkeys(names + list(calls)):
+            out.append(f"{addr:016x} <{n}>:")
+            addr += 0x10
+            out.append(f"{addr:x}:      \tendbr64")
+            for c in calls.get(n, []):
+                addr += 0x10
+                out.append(f"{addr:x}:      \tcallq\t0x{0xffffffff82000000:x} <{c}>")
+            addr += 0x10
+            out.append(f"{addr:x}:      \tretq")
+            out.append("")
+        path = os.path.join(self.tmp, "vmlinux.dis")
+        wr(path, "\n".join(out) + "\n")
+        return path
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.tmp)
+
+    def run_check(self, calls, *args):
+        return subprocess.run([sys.executable, self.SCRIPT, "--disassembly", *args,
+                               self.listing(calls)], capture_output=True, text=True)
+
+    GOOD = {"folio_add_new_anon_rmap": ["folio_set_tracked_mapcount"],
+            "do_wp_page": ["wp_folio_rmap_may_reuse"]}
+
+    def test_inlined_entry_points_pass(self):
+        r = self.run_check(self.GOOD)
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertIn("lto-check: 15 passed, 0 failed", r.stdout)
+
+    def test_a_call_to_an_entry_point_or_a_rust_function_fails(self):
+        for caller, callee in [("folio_remove_rmap_ptes", "__folio_rmap_add"),
+                               ("wp_folio_rmap_may_reuse",
+                                "_RNvNtCs1_7rust_mm10folio_rmap8may_reuse")]:
+            r = self.run_check(dict(self.GOOD, **{caller: [callee]}))
+            self.assertNotEqual(r.returncode, 0, r.stdout)
+            self.assertIn(f"{caller} calls no rust/mm entry point and no Rust function "
+                          f"(calls {callee}): FAILED", r.stdout)
+
+    def test_order0_caller_with_its_large_folio_work_inlined_back_fails(self):
+        r = self.run_check({"folio_add_new_anon_rmap": ["folio_set_tracked_mapcount"]})
+        self.assertNotEqual(r.returncode, 0, r.stdout)
+        self.assertIn("(no call to wp_folio_rmap_may_reuse: inlined back?): FAILED", r.stdout)
+        self.assertIn("lto-check: 14 passed, 1 failed", r.stdout)
+
+    def test_control_without_lto_wants_every_call(self):
+        calls = dict(self.GOOD)
+        for caller, wants in load("lto_check", "lto-check.py").CALLERS.items():
+            calls.setdefault(caller, []).extend(wants)
+        r = self.run_check(calls, "--expect-calls")
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertIn("lto-check: 15 passed, 0 failed", r.stdout)
+        # ... and the LTO verdict on the same listing fails every caller.
+        r = self.run_check(calls)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("no function in vmlinux calls an entry point (callers:", r.stdout)
 
 
 KSRC = os.path.join(os.environ.get("BUILD_DIR", os.path.join(TOP, "build")), "linux-6.12.117")
