@@ -271,7 +271,7 @@ robots)
 	fi
 	for t in $(topics_all); do
 		c="$dir/$t/0000-cover-letter.patch"
-		[ -f "$c" ] || c="$(ls "$dir/$t"/*0000-cover-letter.patch 2>/dev/null | head -n 1)"
+		[ -f "$c" ] || c="$(ls "$dir/$t"/*0000-cover-letter.patch 2>/dev/null | head -n 1 || true)"
 		[ -f "$c" ] || { echo "robots: topic $t has no cover letter in $dir/$t: FAILED"; continue; }
 		grep -q '^Benchmarks (' "$c" || continue
 		bench="$(topic_bench "$t")"
