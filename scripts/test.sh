@@ -37,8 +37,19 @@ unset ARCH GRANULE
 
 passed=0 failed=0
 add() { passed=$((passed + $1)); failed=$((failed + $2)); }
-# Where the time goes, printed before the result line (CI shows the tail).
-times=()
+# Where the time goes, and what failed, printed before the result line (CI
+# shows only the tail of the output).
+times=() fails=()
+# Note what made a stage fail: its lines that say so (at most 8), else its
+# last line.
+note_fail() { # STAGE FILE-OR-TEXT
+	local text lines
+	if [ -f "$2" ]; then text="$(cat "$2")"; else text="$2"; fi
+	lines="$(grep -E 'FAIL|not ok|panicked|^error|did not|timed out|hung|BUG|WARNING' <<<"$text" |
+		grep -v ' 0 failed' | head -n 8)"
+	[ -n "$lines" ] || lines="$(tail -n 1 <<<"$text")"
+	fails+=("  $1: ${lines//$'\n'/$'\n'    }")
+}
 mkdir -p "$BUILD_DIR"
 
 bash "$RUST_MM_TOP/scripts/setup.sh" || { echo "0 passed, 1 failed"; exit 1; }
@@ -52,11 +63,14 @@ cargo_stage() { # NAME LOG RC
 	if [ "$3" -eq 124 ]; then
 		echo "rust-mm: $1 timed out (a deadlock?): see $2"
 		add "${p:-0}" $(( ${f:-0} + 1 ))
+		note_fail "$1" "timed out: $2"
 	elif [ -z "$p" ] || grep -q '^error' "$2"; then
 		echo "rust-mm: $1 did not build or run (see $2)"
 		add "${p:-0}" $(( ${f:-0} + 1 ))
+		note_fail "$1" "$2"
 	else
 		add "$p" "$f"
+		[ "$f" -eq 0 ] || note_fail "$1" "$2"
 	fi
 }
 
@@ -72,9 +86,14 @@ line_stage() { # TAG COMMAND OUTFILE (the command is word-split)
 	last="$(tail -n 1 "$BUILD_DIR/$3")"
 	if [[ "$last" =~ ^$1:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
 		add "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}"
+		# selfcheck's FAIL lines are its passes: name the stage only.
+		if [ "${BASH_REMATCH[2]}" -ne 0 ]; then
+			if [ "$1" = selfcheck ]; then note_fail "$3" "$last"; else note_fail "$3" "$BUILD_DIR/$3"; fi
+		fi
 	else
 		echo "rust-mm: $2 did not report results"
 		add 0 1
+		note_fail "$3" "did not report results: $(tail -n 3 "$BUILD_DIR/$3")"
 	fi
 }
 
@@ -109,6 +128,7 @@ if bash "$RUST_MM_TOP/scripts/prepare-tree.sh"; then
 		echo "$out"
 		ok=$(grep -c ': ok$' <<<"$out")
 		add "$ok" $((4 + ntopics - ok))
+		[ "$ok" -eq $((4 + ntopics)) ] || note_fail series "$(grep -v ': ok$' <<<"$out")"
 		say "== what a list's bots check: maintainers, cover letters =="
 		out="$(bash "$RUST_MM_TOP/scripts/series.sh" robots "$series_dir" 2>&1)"
 		echo "$out"
@@ -116,10 +136,12 @@ if bash "$RUST_MM_TOP/scripts/prepare-tree.sh"; then
 		bad=$(grep -c '^robots: .*: FAILED$' <<<"$out")
 		[ $((ok + bad)) -eq 0 ] && bad=1
 		add "$ok" "$bad"
+		[ "$bad" -eq 0 ] || note_fail robots "$(grep -v ': ok$' <<<"$out")"
 	else
 		cat "$BUILD_DIR/series-export.log"
 		echo "rust-mm: make series failed (see above); the series checks count as failed"
 		add 0 $((4 + ntopics + 1))
+		note_fail series "$BUILD_DIR/series-export.log"
 	fi
 
 	say "== our checkers can fail (bench report, cover-letter check, topic export) =="
@@ -131,9 +153,11 @@ if bash "$RUST_MM_TOP/scripts/prepare-tree.sh"; then
 	if [ -z "$ran" ]; then
 		tail -n 20 "$tlog"
 		add 0 1
+		note_fail tools "$tlog"
 	else
 		# A skipped self-test counts as failed: make test has a prepared tree.
 		add $((ran - bad)) "$bad"
+		[ "$bad" -eq 0 ] || note_fail tools "$(grep -E ' \.\.\. (FAIL|ERROR|skipped)' "$tlog")"
 	fi
 
 	say "== KUnit (x86_64, QEMU) =="
@@ -171,9 +195,11 @@ if bash "$RUST_MM_TOP/scripts/prepare-tree.sh"; then
 	ok=$(grep -c '^lint: .*: ok$' <<<"$lout")
 	gates=$(grep -c '^gate ' "$RUST_MM_TOP/scripts/lint.sh")
 	add "$ok" $((gates - ok))
+	[ "$ok" -eq "$gates" ] || note_fail lint "$(grep '^lint: ' <<<"$lout" | grep -v ': ok$')"
 else
 	echo "rust-mm: the tree could not be prepared; kernel tests not run"
 	add 0 1
+	note_fail prepare "the tree could not be prepared"
 fi
 
 # For the cover letters of `make series`: the result, and the tree it is for.
@@ -181,6 +207,10 @@ fi
   echo "tree=$(git -C "$KSRC" rev-parse 'rust-mm^{tree}' 2>/dev/null)"
   echo "date=$(date -u +%Y-%m-%d)"
   echo "duration=$((SECONDS / 60)) min"; } > "$BUILD_DIR/test-result.txt"
+if [ ${#fails[@]} -gt 0 ]; then
+	say "what failed (full output above and in $BUILD_DIR):"
+	printf '%s\n' "${fails[@]}"
+fi
 say "stage times (build included): ${times[*]}; total $((SECONDS / 60)) min"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
