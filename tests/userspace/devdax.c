@@ -1023,6 +1023,7 @@ int main(void)
 		failed += r == FAIL;
 		printf("RUSTMM-TEST devdax.%s %s %s%s\n", scenarios[i].name, word[r],
 		       note, why);
+		result_sent();
 	}
 	return failed ? 1 : 0;
 }

@@ -897,6 +897,7 @@ int main(void)
 		failed += r == FAIL;
 		printf("RUSTMM-TEST pagemap_swap.%s %s %s%s\n", scenarios[i].name, word[r],
 		       supported ? "[opt-in] " : "[6.12] ", why);
+		result_sent();
 	}
 	return failed ? 1 : 0;
 }

@@ -24,6 +24,7 @@
 #include <sys/mman.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #define PAGE		4096UL
@@ -484,6 +485,20 @@ static inline void background_moved(const unsigned long long v0[NR_BACKGROUND])
 }
 
 /*
+ * Wait until a result line has left the serial port. A line written to the
+ * console tty waits in the UART's transmit buffer, drained by interrupts,
+ * while the kernel prints its own records synchronously: the dump_page()
+ * output of the next scenario (devdax's DUMP_USER_PAGES_TEST) landed in
+ * the middle of such a line and the harness lost the result. Not a tty
+ * (the host self-check's pipe): nothing to wait for.
+ */
+static inline void result_sent(void)
+{
+	fflush(stdout);
+	(void)tcdrain(STDOUT_FILENO);
+}
+
+/*
  * Run every scenario on a fresh area and print
  * "RUSTMM-TEST <program>.<name> PASS|FAIL|SKIP <note><why>"; an area
  * without THP skips. Returns the number of failures.
@@ -510,6 +525,7 @@ static inline int run_scenarios(const char *program, const struct scenario *s,
 		printf("RUSTMM-TEST %s.%s %s %s%s\n",
 		       thp_program[0] ? thp_program : program, s[i].name, word[r],
 		       note, why);
+		result_sent();
 	}
 	return failed;
 }
