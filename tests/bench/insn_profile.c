@@ -2,7 +2,7 @@
 /*
  * insn_profile: a QEMU TCG plugin that counts the guest instructions
  * executed inside the benchmark's measured windows, per translation block,
- * for scripts/profile.sh. A window opens when any vCPU executes the marker
+ * for scripts/bench/profile.sh. A window opens when any vCPU executes the marker
  * "nopl 0x524d4231(%rax,%rax,1)" (x86_64) or "movz xzr, #0x4231" (arm64)
  * and closes at "nopl 0x524d4230(...)" or "movz xzr, #0x4230"
  * (tests/bench/rmap_bench.c emits them around the action of the case

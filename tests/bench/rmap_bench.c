@@ -90,7 +90,7 @@
  *                   both have moved by the pages pinned (none for a get):
  *                   else the run is an error.
  *
- * What makes a window trustworthy (scripts/bench.sh boots one case per
+ * What makes a window trustworthy (scripts/bench/bench.sh boots one case per
  * guest, so allocator state never carries over from another case):
  *   - a quiet guest: khugepaged scanning, proactive compaction, vmstat
  *     folding and RT throttling are turned off before the first case;
@@ -189,7 +189,7 @@ static uint64_t now_ns(void)
 }
 
 /*
- * scripts/profile.sh: around the action of the case named by
+ * scripts/bench/profile.sh: around the action of the case named by
  * RUSTMM_BENCH_PROFILE, two marker instructions tell
  * tests/bench/insn_profile.c, a QEMU plugin, when a measured window opens
  * and closes. Outside a profile they are not run. Each is an instruction

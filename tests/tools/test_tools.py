@@ -2,16 +2,16 @@
 # SPDX-License-Identifier: GPL-2.0
 """Self-tests of rust-mm's own checkers: each must be able to fail.
 
-- scripts/bench-report.py: verdicts from intervals (met / missed /
+- scripts/bench/bench-report.py: verdicts from intervals (met / missed /
   inconclusive), and refusals for short THP, wrongly mapped folios,
   disturbed windows and uneven boots, on synthetic console logs; the
   compound-pagemaps targets (10x on 2 MiB gup-fast, +-0.5 % controls);
-- scripts/cover-letter.py --check: a cover letter whose benchmark numbers
+- scripts/series/cover-letter.py --check: a cover letter whose benchmark numbers
   were edited, or which lost a case, fails;
-- scripts/lto-check.py: a hot caller that calls an entry point or a Rust
+- scripts/test/lto-check.py: a hot caller that calls an entry point or a Rust
   function, or an order-0 caller whose large-folio work was inlined back,
   fails; the control (--expect-calls) wants every call;
-- scripts/series.sh export: refuses a topic without the topics it depends
+- scripts/series/series.sh export: refuses a topic without the topics it depends
   on (naming them), and refuses without a git identity (never invents one).
 
 The series.sh tests need a prepared tree (make prepare); they are skipped
@@ -43,9 +43,9 @@ def load(name, file):
     return mod
 
 
-report = load("bench_report", "bench-report.py")
-cover = load("cover_letter", "cover-letter.py")
-counter = load("userspace_count", "userspace-count.py")
+report = load("bench_report", "bench/bench-report.py")
+cover = load("cover_letter", "series/cover-letter.py")
+counter = load("userspace_count", "test/userspace-count.py")
 
 
 def rd(path):
@@ -255,7 +255,7 @@ class CoverCheck(unittest.TestCase):
 
 
 class GuestCount(unittest.TestCase):
-    """scripts/userspace-count.py and ksft-parity.py on synthetic consoles."""
+    """scripts/test/userspace-count.py and ksft-parity.py on synthetic consoles."""
 
     def setUp(self):
         self.d = tempfile.mkdtemp()
@@ -319,7 +319,7 @@ class GuestCount(unittest.TestCase):
                          "# [RUN] z\nok 2 # SKIP swap\nRUSTMM-PROGRAM ksft_mm_cow exit 0\n", "a.log")
         b = self.console("RUSTMM-PROGRAM ksft_mm_cow start\n# [RUN] x\nok 1 y\n"
                          "# [RUN] z\nok 2 w\nRUSTMM-PROGRAM ksft_mm_cow exit 0\n", "b.log")
-        r = subprocess.run([sys.executable, os.path.join(TOP, "scripts", "ksft-parity.py"), a, b],
+        r = subprocess.run([sys.executable, os.path.join(TOP, "scripts", "test", "ksft-parity.py"), a, b],
                            capture_output=True, text=True)
         self.assertNotEqual(r.returncode, 0)
         self.assertIn("parity: 1 passed, 1 failed", r.stdout)
@@ -330,7 +330,7 @@ class GuestCount(unittest.TestCase):
                          "ok 2 other 5\n" + prog + "exit 0\n", "a.log")
         b = self.console(prog + "start\nok 1 transact_test Extra pages 97 (0.2%)\n"
                          "not ok 2 other 5\n" + prog + "exit 1\n", "b.log")
-        r = subprocess.run([sys.executable, os.path.join(TOP, "scripts", "ksft-parity.py"), a, b],
+        r = subprocess.run([sys.executable, os.path.join(TOP, "scripts", "test", "ksft-parity.py"), a, b],
                            capture_output=True, text=True)
         self.assertNotEqual(r.returncode, 0)
         self.assertIn("parity: 1 passed, 1 failed", r.stdout)
@@ -347,7 +347,7 @@ class GuestCount(unittest.TestCase):
         c = self.console(prog + "start\nRun test: collapse_compound_extreme (anon)\n"
                          + "".join(f"{step}{i:3d}/512..." for i in range(2, 6))
                          + " \x1b[0;31mFail\x1b[0m\n" + prog + "exit 1\n", "c.log")
-        script = os.path.join(TOP, "scripts", "ksft-parity.py")
+        script = os.path.join(TOP, "scripts", "test", "ksft-parity.py")
         r = subprocess.run([sys.executable, script, a, b], capture_output=True, text=True)
         self.assertEqual(r.returncode, 0, r.stdout)
         self.assertIn("parity: 1 passed, 0 failed", r.stdout)
@@ -368,21 +368,21 @@ class GuestCount(unittest.TestCase):
                          + "".join(f"{step}{i:3d}/512..." for i in range(314, 316)) + "\n"
                          + "Collapse PTE table full of different compound pages... "
                          + "\x1b[0;32mOK\x1b[0m\n" + prog + "exit 0\n", "b.log")
-        script = os.path.join(TOP, "scripts", "ksft-parity.py")
+        script = os.path.join(TOP, "scripts", "test", "ksft-parity.py")
         r = subprocess.run([sys.executable, script, a, b], capture_output=True, text=True)
         self.assertEqual(r.returncode, 0, r.stdout)
         self.assertIn("0 failed", r.stdout)
 
 
 class LtoCheck(unittest.TestCase):
-    """scripts/lto-check.py on synthetic llvm-objdump listings."""
+    """scripts/test/lto-check.py on synthetic llvm-objdump listings."""
 
-    SCRIPT = os.path.join(TOP, "scripts", "lto-check.py")
+    SCRIPT = os.path.join(TOP, "scripts", "test", "lto-check.py")
 
     def listing(self, calls):
         """A listing with every function lto-check.py names; CALLS maps a
         function to the symbols it calls (the others call nothing)."""
-        mod = load("lto_check", "lto-check.py")
+        mod = load("lto_check", "test/lto-check.py")
         names = list(mod.ENTRY_POINTS) + list(mod.CALLERS) + list(mod.OUT_OF_LINE.values())
         out, addr = ["", "vmlinux:\tfile format elf64-x86-64", ""], 0xffffffff81000000
         for n in dict.fromkeys(names + list(calls)):
@@ -432,7 +432,7 @@ class LtoCheck(unittest.TestCase):
 
     def test_control_without_lto_wants_every_call(self):
         calls = dict(self.GOOD)
-        for caller, wants in load("lto_check", "lto-check.py").CALLERS.items():
+        for caller, wants in load("lto_check", "test/lto-check.py").CALLERS.items():
             calls.setdefault(caller, []).extend(wants)
         r = self.run_check(calls, "--expect-calls")
         self.assertEqual(r.returncode, 0, r.stdout)
@@ -452,7 +452,7 @@ class SeriesExport(unittest.TestCase):
     def run_export(self, *topics, env=None):
         out = tempfile.mkdtemp()
         try:
-            return subprocess.run(["bash", os.path.join(TOP, "scripts", "series.sh"), "export", out, *topics],
+            return subprocess.run(["bash", os.path.join(TOP, "scripts", "series", "series.sh"), "export", out, *topics],
                                   capture_output=True, text=True, env=env)
         finally:
             shutil.rmtree(out)

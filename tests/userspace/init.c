@@ -31,7 +31,7 @@
  * their own format); init reports each program's start and end status,
  * prints one summary line "RUSTMM-DONE" and reboots, which ends QEMU
  * (-no-reboot; ACPI power-off is not available in this guest). The host
- * harness (scripts/run-userspace.sh) reads the serial console.
+ * harness (scripts/test/run-userspace.sh) reads the serial console.
  */
 #define _GNU_SOURCE
 #include <dirent.h>

@@ -3,8 +3,8 @@
 # tag of the prepared tree), refreshed when the tag moves; print its path.
 # Used by run-variant.sh base and bench.sh.
 set -euo pipefail
-# shellcheck source=scripts/env.sh
-. "$(dirname "$0")/env.sh"
+# shellcheck source=scripts/lib/env.sh
+. "$(dirname "$0")/../lib/env.sh"
 
 src="$BUILD_DIR/linux-base"
 [ -f "$KSRC/.rust-mm-applied" ] || die "the tree is not prepared (run: make prepare)"

@@ -5,8 +5,8 @@
 # last 'kunit: N passed, N failed, N skipped'.  Fails if a KCSAN report
 # involves our code or a test fails.
 set -euo pipefail
-# shellcheck source=scripts/env.sh
-. "$(dirname "$0")/env.sh"
+# shellcheck source=scripts/lib/env.sh
+. "$(dirname "$0")/../lib/env.sh"
 [ "$TARGET" = x86_64 ] || die "make kcsan is x86_64 only for now (ARCH=$ARCH: not yet, see docs/arm64.md)"
 
 OUT="$BUILD_DIR/kunit-kcsan"
@@ -14,7 +14,7 @@ set +e
 KUNIT_BUILD="$OUT" KUNIT_RESULTS="$BUILD_DIR/kcsan-results.json" KUNIT_LOG="$BUILD_DIR/kcsan.log" \
 KUNIT_KCONFIG_ADD="CONFIG_DEBUG_KERNEL=y CONFIG_KCSAN=y CONFIG_KCSAN_REPORT_ONCE_IN_MS=0" \
 KUNIT_CONSOLE_ALLOW='BUG: KCSAN: ' \
-	bash "$RUST_MM_TOP/scripts/run-kunit.sh" > "$BUILD_DIR/kcsan-kunit.out" 2>&1
+	bash "$RUST_MM_TOP/scripts/test/run-kunit.sh" > "$BUILD_DIR/kcsan-kunit.out" 2>&1
 rc=$?
 set -e
 grep -v '^kunit: ' "$BUILD_DIR/kcsan-kunit.out" || true

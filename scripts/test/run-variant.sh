@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Build and boot a comparison kernel with the same userspace tests as the
-# patched one (scripts/run-userspace.sh):
+# patched one (scripts/test/run-userspace.sh):
 #   run-variant.sh off    the patched tree with CONFIG_MM_RMAP_ID=n: the
 #                         kernel must behave as the base (no COW reuse)
 #   run-variant.sh base   the unpatched 6.12 tree (git tag 'pristine' of the
 #                         prepared tree), for skip parity with the
 #                         selftests and the base behaviour
-# Both use the KUnit kernel's configuration for ARCH (scripts/arch.sh)
+# Both use the KUnit kernel's configuration for ARCH (scripts/lib/arch.sh)
 # without our options (base also without Rust, which the unpatched tree
 # does not need) and without Clang LTO (x86_64's test kernel has it for
 # rust/mm's cross-language inlining; these kernels are functional
@@ -14,8 +14,8 @@
 # into build/kunit-<variant>[-<target>]. Prints the userspace lines, then
 # 'userspace-<variant>: N passed, N failed, N skipped'.
 set -uo pipefail
-# shellcheck source=scripts/env.sh
-. "$(dirname "$0")/env.sh"
+# shellcheck source=scripts/lib/env.sh
+. "$(dirname "$0")/../lib/env.sh"
 
 variant="${1:-}"
 case "$variant" in
@@ -28,7 +28,7 @@ out="$BUILD_DIR/kunit-$variant$TSUFFIX"
 mkdir -p "$out"
 
 if [ "$variant" = base ]; then
-	src="$(bash "$RUST_MM_TOP/scripts/base-tree.sh")" || exit 1
+	src="$(bash "$RUST_MM_TOP/scripts/setup/base-tree.sh")" || exit 1
 fi
 
 kcfg="$out/variant.kunitconfig"
@@ -53,4 +53,4 @@ fi
 # "all" of tests/userspace/ksft.list); make test-all with all of them.
 USERSPACE_BUILD="$out" USERSPACE_LOG="${USERSPACE_LOG:-$BUILD_DIR/userspace-$variant$TSUFFIX.log}" USERSPACE_NAME="$variant$TSUFFIX" \
 USERSPACE_KSFT_SETS="${USERSPACE_KSFT_SETS:-all}" \
-	bash "$RUST_MM_TOP/scripts/run-userspace.sh" | sed "s/^userspace: /userspace-$variant: /"
+	bash "$RUST_MM_TOP/scripts/test/run-userspace.sh" | sed "s/^userspace: /userspace-$variant: /"

@@ -6,7 +6,7 @@
 #                          per topic, what `git format-patch --cover-letter
 #                          --base -s` gives a sender, in DIR/<topic>/: the
 #                          cover letter 0000-cover-letter.patch (filled in
-#                          by scripts/cover-letter.py), [RFC PATCH n/m]
+#                          by scripts/series/cover-letter.py), [RFC PATCH n/m]
 #                          patches signed off by you (your git identity;
 #                          refused without one) and a quilt 'series'. Each
 #                          topic is based on the pristine tree plus the
@@ -23,10 +23,10 @@
 #                          on the pristine tree plus only its dependencies;
 #                          prints one line per check
 set -euo pipefail
-# shellcheck source=scripts/env.sh
-. "$(dirname "$0")/env.sh"
-# shellcheck source=scripts/topics-lib.sh
-. "$RUST_MM_TOP/scripts/topics-lib.sh"
+# shellcheck source=scripts/lib/env.sh
+. "$(dirname "$0")/../lib/env.sh"
+# shellcheck source=scripts/lib/topics.sh
+. "$RUST_MM_TOP/scripts/lib/topics.sh"
 
 [ -f "$KSRC/.rust-mm-applied" ] || die "the tree is not prepared (run: make prepare)"
 topics_validate
@@ -129,7 +129,7 @@ export_topic() { # TOPIC OUTDIR
 		--zero-commit --no-signature --signoff --cover-letter --numbered \
 		--base=pristine --subject-prefix="${prefix:-PATCH}" "${vopt[@]}" "${addr[@]}" \
 		-o "$out" "$RANGE_START..$end"
-	python3 "$RUST_MM_TOP/scripts/cover-letter.py" --topic "$t" \
+	python3 "$RUST_MM_TOP/scripts/series/cover-letter.py" --topic "$t" \
 		--topic-dir "$TOPICS_DIR/$t" --cover "$(ls "$out"/*0000-cover-letter.patch)" \
 		--bench "$(topic_bench "$t")" --tree "$KSRC" \
 		--test-result "$BUILD_DIR/test-result.txt" || die "topic $t: cannot write its cover letter"
@@ -242,7 +242,7 @@ check)
 	done
 	;;
 robots)
-	# What a mailing list's bots check besides checkpatch (scripts/lint.sh):
+	# What a mailing list's bots check besides checkpatch (scripts/test/lint.sh):
 	# every file the series adds has a MAINTAINERS entry of ours -- a
 	# section whose maintainer (M:) is the first topic's section's, as
 	# get_maintainer.pl reports it: that section, one under it ("MEMORY
@@ -275,7 +275,7 @@ robots)
 		[ -f "$c" ] || { echo "robots: topic $t has no cover letter in $dir/$t: FAILED"; continue; }
 		grep -q '^Benchmarks (' "$c" || continue
 		bench="$(topic_bench "$t")"
-		if python3 "$RUST_MM_TOP/scripts/cover-letter.py" --bench "$bench" \
+		if python3 "$RUST_MM_TOP/scripts/series/cover-letter.py" --bench "$bench" \
 			--check "$c" > "$BUILD_DIR/cover-check-$t.log"; then
 			echo "robots: topic $t: the cover letter's benchmark numbers are docs/${bench##*/}'s: ok"
 		else

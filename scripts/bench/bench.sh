@@ -17,7 +17,7 @@
 #     order (base, patched, base, patched, ...: BENCH_JOBS guests at a
 #     time, started in that order), BENCH_RUNS runs per boot (4x for the
 #     cases below 10 ms);
-#   - scripts/bench-report.py: median of boot medians, a bootstrap
+#   - scripts/bench/bench-report.py: median of boot medians, a bootstrap
 #     confidence interval of the ratio, a verdict per case; runs with short
 #     THP allocation, disturbed windows and unverified folios are refused.
 #   BENCH_BOOTS     boots per case and kernel (default 5, at least 3)
@@ -63,7 +63,7 @@
 #   BENCH_LTO       1: both kernels are Clang ThinLTO builds
 #                   (CONFIG_LTO_CLANG_THIN=y), and the patched one has
 #                   rust/mm in the LTO link (CONFIG_RUST_MM_LTO=y), which
-#                   scripts/lto-check.py must prove inlined from its vmlinux
+#                   scripts/test/lto-check.py must prove inlined from its vmlinux
 #                   before any boot; build/bench[-SYSTEM]-lto and
 #                   docs/benchmarks[-SYSTEM]-lto.* (docs/lto.md)
 #   BENCH_MMS       N > 0: the cases run in a process forked after N idle
@@ -83,8 +83,8 @@
 # before the end, stops everything with the console tail; no report is
 # written from partial results.
 set -uo pipefail
-# shellcheck source=scripts/env.sh
-. "$(dirname "$0")/env.sh"
+# shellcheck source=scripts/lib/env.sh
+. "$(dirname "$0")/../lib/env.sh"
 case "$TARGET" in
 x86_64|arm64) ;;
 *) die "make bench runs on x86_64 and arm64 with 4K pages (GRANULE=$GRANULE: the benchmark's sizes are 4K's)" ;;
@@ -164,8 +164,8 @@ LOGS="$OUT/logs"
 mkdir -p "$LOGS"
 [ "$BOOTS" -ge 3 ] 2>/dev/null || die "BENCH_BOOTS=$BOOTS: at least 3 boots per kernel are needed for an interval"
 
-# shellcheck source=scripts/bench-lib.sh
-. "$RUST_MM_TOP/scripts/bench-lib.sh"
+# shellcheck source=scripts/bench/lib.sh
+. "$RUST_MM_TOP/scripts/bench/lib.sh"
 bench_prepare
 
 KERNELS="${BENCH_KERNELS-base patched}"
@@ -270,7 +270,7 @@ if [ "$CASES" != "$(echo $ALL_CASES)" ]; then
 	report="$OUT/partial/benchmarks"
 	mkdir -p "$OUT/partial"
 fi
-python3 "$RUST_MM_TOP/scripts/bench-report.py" \
+python3 "$RUST_MM_TOP/scripts/bench/bench-report.py" \
 	--logs "$LOGS" --cases "$CASES" --boots "$BOOTS" --runs "$RUNS" --mib "$MIB" \
 	--base-manifest "$OUT/manifest-base.txt" --patched-manifest "$OUT/manifest-patched.txt" \
 	--base-config "$OUT/kernel-base/.config" --patched-config "$OUT/kernel-patched/.config" \

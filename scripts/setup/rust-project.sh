@@ -6,8 +6,8 @@
 # relative to it, so the file works from any checkout once `make prepare`
 # and one kernel build (`make run`) have been done.
 set -euo pipefail
-# shellcheck source=scripts/env.sh
-. "$(dirname "$0")/env.sh"
+# shellcheck source=scripts/lib/env.sh
+. "$(dirname "$0")/../lib/env.sh"
 [ -f "$KUNIT_OUT/.config" ] || die "no configured kernel build in $KUNIT_OUT (run: make run)"
 make -s -C "$KSRC" O="$KUNIT_OUT" "${KMAKE_OPTS[@]}" rust-analyzer
 python3 - "$KUNIT_OUT/rust-project.json" "$RUST_MM_TOP" "$RUST_MM_TOP/rust-project.json" <<'PY'

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # `make profile`: where the instructions of a benchmark case go, per kernel
 # function, base vs patched. The same kernels as `make bench`
-# (scripts/bench-lib.sh), booted the same way (qemu_run: -icount
+# (scripts/bench/lib.sh), booted the same way (qemu_run: -icount
 # shift=0,sleep=off, one fresh boot per case; plus nokaslr so that
 # System.map applies) with
 # tests/bench/insn_profile.c, a QEMU TCG plugin, counting the instructions
 # of every block executed inside the case's measured windows (all vCPUs,
-# kernel and user). scripts/profile-report.py maps the blocks to symbols
+# kernel and user). scripts/bench/profile-report.py maps the blocks to symbols
 # and writes build/bench/profile-CASE.txt.
 #   PROFILE_CASES   cases, e.g. "small.fork thp.pte-dontneed" (default small.fork)
 #   PROFILE_RUNS    runs per case and kernel (default 3; 4x for short cases)
@@ -29,8 +29,8 @@
 #                   (build/bench[-SYSTEM]-lto); tables in
 #                   docs/profiles/<case>-lto.txt
 set -uo pipefail
-# shellcheck source=scripts/env.sh
-. "$(dirname "$0")/env.sh"
+# shellcheck source=scripts/lib/env.sh
+. "$(dirname "$0")/../lib/env.sh"
 case "$TARGET" in
 x86_64|arm64) ;;
 *) die "make profile runs on x86_64 and arm64 with 4K pages, as make bench (GRANULE=$GRANULE)" ;;
@@ -61,7 +61,7 @@ case "$LTO" in
 *) die "BENCH_LTO=$LTO: 0 or 1" ;;
 esac
 # The boot case a measurement belongs to, and what that boot needs (as
-# scripts/bench.sh's BENCH_APPEND).
+# scripts/bench/bench.sh's BENCH_APPEND).
 boot_case() { case "$1" in pm.*) echo "${1%%.b*}" ;; *) echo "$1" ;; esac; }
 boot_append() {
 	case "$1" in
@@ -74,8 +74,8 @@ mkdir -p "$OUT/profile"
 ARCH_ARG=""
 [ "$TARGET" = x86_64 ] || ARCH_ARG=" ARCH=$ARCH"
 
-# shellcheck source=scripts/bench-lib.sh
-. "$RUST_MM_TOP/scripts/bench-lib.sh"
+# shellcheck source=scripts/bench/lib.sh
+. "$RUST_MM_TOP/scripts/bench/lib.sh"
 # Its own guest image, so that it can run beside `make bench`.
 bench_prepare "$OUT/profile/initramfs.cpio"
 plugin="$OUT/profile/insn_profile.so"
@@ -138,7 +138,7 @@ mkdir -p "$RUST_MM_TOP/docs/profiles"
 for c in $CASES; do
 	base_args=(--base "$OUT/profile/base-$c.blocks" --base-map "$OUT/kernel-base/System.map")
 	patched_only "$c" && base_args=()
-	python3 "$RUST_MM_TOP/scripts/profile-report.py" --case "$c" "${base_args[@]}" \
+	python3 "$RUST_MM_TOP/scripts/bench/profile-report.py" --case "$c" "${base_args[@]}" \
 		--patched "$OUT/profile/patched-$c.blocks" --patched-map "$OUT/kernel-patched/System.map" \
 		--command "make profile$ARCH_ARG$([ "$SYSTEM" = rmap-id ] || echo " BENCH_SYSTEM=$SYSTEM")$([ "$LTO" = 0 ] || echo " BENCH_LTO=1") PROFILE_CASES=$c PROFILE_RUNS=$RUNS BENCH_MIB=$MIB" \
 		> "$OUT/profile-$c.txt" || die "profile-report.py failed"

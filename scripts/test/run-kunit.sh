@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build the patched kernel for ARCH (x86_64, or arm64 with GRANULE=4k|16k|
-# 64k; scripts/arch.sh) with our KUnit suites and run them under QEMU (TCG,
+# 64k; scripts/lib/arch.sh) with our KUnit suites and run them under QEMU (TCG,
 # 2 vCPUs) with kunit.py's configuration of that arch.  Prints kunit.py's report, then
 # one line per test case of our suites and 'kunit: N passed, N failed, ...'.
 # Settings (environment):
@@ -11,10 +11,10 @@
 #   KUNIT_KCONFIG_ADD   extra CONFIG_X=y options, space separated
 #   KUNIT_CONSOLE_ALLOW console lines (regex) that are not kernel reports
 # Besides our suites' cases, one more check: no kernel warning, BUG, oops,
-# lockdep or RCU report in the guest's console (scripts/console-check.py).
+# lockdep or RCU report in the guest's console (scripts/test/console-check.py).
 set -euo pipefail
-# shellcheck source=scripts/env.sh
-. "$(dirname "$0")/env.sh"
+# shellcheck source=scripts/lib/env.sh
+. "$(dirname "$0")/../lib/env.sh"
 
 SUITES="${KUNIT_SUITES:-$KUNIT_OUR_SUITES}"
 OUT="${KUNIT_BUILD:-$KUNIT_OUT}"
@@ -47,7 +47,7 @@ for c in ${KUNIT_KCONFIG_ADD:-}; do
 	grep -qx "$c" "$OUT/.config" || die "$c did not stick in $OUT/.config"
 done
 # shellcheck disable=SC2086
-counted="$(python3 "$RUST_MM_TOP/scripts/kunit-count.py" "$RESULTS" $SUITES)"
+counted="$(python3 "$RUST_MM_TOP/scripts/test/kunit-count.py" "$RESULTS" $SUITES)"
 grep -v '^kunit: ' <<<"$counted" || true
 # One more check: the guest's console has no kernel warning, BUG, lockdep
 # or RCU report, whatever the tests say.
@@ -64,7 +64,7 @@ if [ "$s" -gt 0 ]; then
 fi
 allow=()
 [ -n "${KUNIT_CONSOLE_ALLOW:-}" ] && allow=(--allow "$KUNIT_CONSOLE_ALLOW")
-if python3 "$RUST_MM_TOP/scripts/console-check.py" "${allow[@]}" "$OUT/test.log" "KUnit guest"; then
+if python3 "$RUST_MM_TOP/scripts/test/console-check.py" "${allow[@]}" "$OUT/test.log" "KUnit guest"; then
 	p=$((p + 1))
 else
 	f=$((f + 1))

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Install (once, idempotently) everything rust-mm needs on Debian 12 x86_64.
-#   scripts/setup.sh          install what is missing, then check
-#   scripts/setup.sh --check  only check; exit 1 naming what is missing
-#   scripts/setup.sh --doctor print each tool's version
+#   scripts/setup/setup.sh          install what is missing, then check
+#   scripts/setup/setup.sh --check  only check; exit 1 naming what is missing
+#   scripts/setup/setup.sh --doctor print each tool's version
 set -euo pipefail
-# shellcheck source=scripts/env.sh
-. "$(dirname "$0")/env.sh"
+# shellcheck source=scripts/lib/env.sh
+. "$(dirname "$0")/../lib/env.sh"
 
 mode="${1:-install}"
 
@@ -104,7 +104,7 @@ check_all() {
 		local rl
 		rl="$(/usr/bin/rustc -vV 2>/dev/null | sed -n 's/^LLVM version: \([0-9]*\).*/\1/p')"
 		[ "$rl" = "$LLVM_MAJOR" ] ||
-			missing+=("a rustc on LLVM $LLVM_MAJOR (/usr/bin/rustc is on LLVM ${rl:-unknown}; scripts/env.sh pins clang to LLVM_MAJOR=$LLVM_MAJOR)")
+			missing+=("a rustc on LLVM $LLVM_MAJOR (/usr/bin/rustc is on LLVM ${rl:-unknown}; scripts/lib/env.sh pins clang to LLVM_MAJOR=$LLVM_MAJOR)")
 	fi
 	[ -d /usr/lib/rustlib/src/rust/library/core ] || missing+=("rust-src (/usr/lib/rustlib/src/rust/library, package rust-web-src)")
 	if [ "${#missing[@]}" -ne 0 ]; then

@@ -2,8 +2,8 @@
 # `make bench-seqcount`: the host micro benchmark of one uncontended write
 # section, written to docs/seqcount-bench.md with the machine and command.
 set -euo pipefail
-# shellcheck source=scripts/env.sh
-. "$(dirname "$0")/env.sh"
+# shellcheck source=scripts/lib/env.sh
+. "$(dirname "$0")/../lib/env.sh"
 cd "$RUST_MM_TOP/rust/mm"
 export CARGO_TARGET_DIR="$BUILD_DIR/cargo"
 cargo build --release -q --locked --bin seqcount-bench

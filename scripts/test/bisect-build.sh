@@ -9,8 +9,8 @@
 # `make test-all` (it does not fit CI's time for `make test`).
 #   BISECT_FROM   first prefix to build (default 1)
 set -uo pipefail
-# shellcheck source=scripts/env.sh
-. "$(dirname "$0")/env.sh"
+# shellcheck source=scripts/lib/env.sh
+. "$(dirname "$0")/../lib/env.sh"
 [ "$TARGET" = x86_64 ] || die "make bisect is x86_64 only for now (ARCH=$ARCH: not yet, see docs/arm64.md)"
 
 [ -f "$KSRC/.rust-mm-applied" ] || die "the tree is not prepared (run: make prepare)"

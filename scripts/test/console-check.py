@@ -6,11 +6,11 @@ report: warnings, BUGs, oopses, lockdep and RCU reports, hung tasks.
 Usage: console-check.py [--allow REGEX] CONSOLE_LOG [NAME]
 
 --allow: lines matching REGEX are not reports (the KCSAN run's
-'BUG: KCSAN:' lines, which scripts/run-kcsan.sh judges itself).
+'BUG: KCSAN:' lines, which scripts/test/run-kcsan.sh judges itself).
 
 Prints each offending line (with the line before it) and then one line
 'console: NAME clean: ok' or 'console: NAME: N kernel reports: FAILED';
-exits 1 on any report. scripts/userspace-count.py uses the same pattern.
+exits 1 on any report. scripts/test/userspace-count.py uses the same pattern.
 """
 import re
 import sys

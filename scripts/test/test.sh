@@ -10,8 +10,8 @@
 #   3. kernel, x86_64 (Clang ThinLTO, rust/mm in the LTO link): our KUnit
 #      suites under QEMU (lockdep on, the console free of kernel reports);
 #      its vmlinux has no call left to rust/mm's rmap entry points
-#      (scripts/lto-check.py) and CONFIG_RUST_MM_LTO refuses a toolchain
-#      or config it cannot build (scripts/lto-refusal.sh); the same kernel booted as a machine (3
+#      (scripts/test/lto-check.py) and CONFIG_RUST_MM_LTO refuses a toolchain
+#      or config it cannot build (scripts/test/lto-refusal.sh); the same kernel booted as a machine (3
 #      vCPUs, two NUMA nodes, zram swap, hugetlb pages) with our userspace
 #      tests (COW isolation, reuse, swap, NUMA migration; COW on the PMD
 #      size and on 64K mTHP) and the tree's mm selftests; the same
@@ -24,7 +24,7 @@
 #   5. a host run showing the isolation tests catch a leak (MAP_SHARED
 #      self-check); style gates: checkpatch --strict, rustfmt, clippy
 #      (kernel and host)
-# What does not fit CI's time is in scripts/test-all.sh (make test-all):
+# What does not fit CI's time is in scripts/test/test-all.sh (make test-all):
 # the CONFIG_MM_RMAP_ID=n kernels, arm64's other selftests and unpatched
 # kernel, the 16K and 64K granules, the KCSAN build, every mm selftest on both kernels,
 # bisectability.
@@ -32,8 +32,8 @@
 set -uo pipefail
 # Every arch, whatever ARCH the caller set: the stages below say which.
 unset ARCH GRANULE
-# shellcheck source=scripts/env.sh
-. "$(dirname "$0")/env.sh"
+# shellcheck source=scripts/lib/env.sh
+. "$(dirname "$0")/../lib/env.sh"
 
 passed=0 failed=0
 add() { passed=$((passed + $1)); failed=$((failed + $2)); }
@@ -52,7 +52,7 @@ note_fail() { # STAGE FILE-OR-TEXT
 }
 mkdir -p "$BUILD_DIR"
 
-bash "$RUST_MM_TOP/scripts/setup.sh" || { echo "0 passed, 1 failed"; exit 1; }
+bash "$RUST_MM_TOP/scripts/setup/setup.sh" || { echo "0 passed, 1 failed"; exit 1; }
 
 # Count a cargo test log: sums of its "test result" lines; a build error or
 # a time-out counts as one failure.
@@ -119,18 +119,18 @@ cargo_stage "loom model checks" "$loom_log" "$rc"
 
 times+=("setup ${t_host}s" "host+loom $((SECONDS - t_host))s")
 say "== tree and series =="
-if bash "$RUST_MM_TOP/scripts/prepare-tree.sh"; then
+if bash "$RUST_MM_TOP/scripts/setup/prepare-tree.sh"; then
 	series_dir="$BUILD_DIR/series"
 	ntopics="$(grep -cv -e '^#' -e '^[[:space:]]*$' "$RUST_MM_TOP/kernel-patches/topics")"
-	if bash "$RUST_MM_TOP/scripts/series.sh" export "$series_dir" > "$BUILD_DIR/series-export.log" 2>&1; then
+	if bash "$RUST_MM_TOP/scripts/series/series.sh" export "$series_dir" > "$BUILD_DIR/series-export.log" 2>&1; then
 		cat "$BUILD_DIR/series-export.log"
-		out="$(bash "$RUST_MM_TOP/scripts/series.sh" check "$series_dir" 2>&1)"
+		out="$(bash "$RUST_MM_TOP/scripts/series/series.sh" check "$series_dir" 2>&1)"
 		echo "$out"
 		ok=$(grep -c ': ok$' <<<"$out")
 		add "$ok" $((4 + ntopics - ok))
 		[ "$ok" -eq $((4 + ntopics)) ] || note_fail series "$(grep -v ': ok$' <<<"$out")"
 		say "== what a list's bots check: maintainers, cover letters =="
-		out="$(bash "$RUST_MM_TOP/scripts/series.sh" robots "$series_dir" 2>&1)"
+		out="$(bash "$RUST_MM_TOP/scripts/series/series.sh" robots "$series_dir" 2>&1)"
 		echo "$out"
 		ok=$(grep -c '^robots: .*: ok$' <<<"$out")
 		bad=$(grep -c '^robots: .*: FAILED$' <<<"$out")
@@ -161,39 +161,39 @@ if bash "$RUST_MM_TOP/scripts/prepare-tree.sh"; then
 	fi
 
 	say "== KUnit (x86_64, QEMU) =="
-	kunit_stage "bash $RUST_MM_TOP/scripts/run-kunit.sh" kunit-stage.out
+	kunit_stage "bash $RUST_MM_TOP/scripts/test/run-kunit.sh" kunit-stage.out
 
 	say "== rust/mm inlined into its C callers in that x86_64 LTO kernel; refusals =="
-	line_stage lto-check "python3 $RUST_MM_TOP/scripts/lto-check.py --objdump $LLVM_BIN/llvm-objdump $KUNIT_OUT/vmlinux" lto-check-stage.out
-	line_stage lto-refusal "bash $RUST_MM_TOP/scripts/lto-refusal.sh" lto-refusal-stage.out
+	line_stage lto-check "python3 $RUST_MM_TOP/scripts/test/lto-check.py --objdump $LLVM_BIN/llvm-objdump $KUNIT_OUT/vmlinux" lto-check-stage.out
+	line_stage lto-refusal "bash $RUST_MM_TOP/scripts/test/lto-refusal.sh" lto-refusal-stage.out
 
 	say "== userspace tests booted in QEMU (x86_64, initramfs) =="
-	line_stage userspace "bash $RUST_MM_TOP/scripts/run-userspace.sh" userspace-stage.out
+	line_stage userspace "bash $RUST_MM_TOP/scripts/test/run-userspace.sh" userspace-stage.out
 	say "== the same userspace tests on the unpatched 6.12 tree =="
-	line_stage userspace-base "bash $RUST_MM_TOP/scripts/run-variant.sh base" userspace-base-stage.out
+	line_stage userspace-base "bash $RUST_MM_TOP/scripts/test/run-variant.sh base" userspace-base-stage.out
 	say "== mm selftests: the same outcome, case by case, on the patched and the unpatched kernel =="
 	# The programs every kernel runs in make test (ksft.list set "all");
 	# make test-all compares all of them.
 	all_set="$(awk '$1 !~ /^#/ && NF >= 7 && $7 == "all" { printf "ksft_mm_%s ", $1 }' "$RUST_MM_TOP/tests/userspace/ksft.list")"
 	# shellcheck disable=SC2086
-	line_stage parity "python3 $RUST_MM_TOP/scripts/ksft-parity.py $BUILD_DIR/userspace.log.txt $BUILD_DIR/userspace-base.log.txt $all_set" parity-stage.out
+	line_stage parity "python3 $RUST_MM_TOP/scripts/test/ksft-parity.py $BUILD_DIR/userspace.log.txt $BUILD_DIR/userspace-base.log.txt $all_set" parity-stage.out
 	say "== KUnit (arm64 4K, qemu-system-aarch64 -machine virt -cpu max) =="
-	kunit_stage "env ARCH=arm64 bash $RUST_MM_TOP/scripts/run-kunit.sh" kunit-arm64-stage.out
+	kunit_stage "env ARCH=arm64 bash $RUST_MM_TOP/scripts/test/run-kunit.sh" kunit-arm64-stage.out
 	say "== the inlining check can fail: arm64's test kernel (no LTO) calls the entry points =="
-	line_stage lto-check "python3 $RUST_MM_TOP/scripts/lto-check.py --objdump $LLVM_BIN/llvm-objdump --expect-calls $BUILD_DIR/kunit-arm64/vmlinux" lto-control-stage.out
+	line_stage lto-check "python3 $RUST_MM_TOP/scripts/test/lto-check.py --objdump $LLVM_BIN/llvm-objdump --expect-calls $BUILD_DIR/kunit-arm64/vmlinux" lto-control-stage.out
 	say "== userspace tests booted on arm64 4K (the same kernel, initramfs; selftests/mm/cow) =="
 	# Our programs and the selftests every kernel runs (set "all"); make
 	# test-all boots arm64 with the others too (TCG runs arm64 guests about
 	# twice as slowly as x86_64's).
-	line_stage userspace "env ARCH=arm64 USERSPACE_KSFT_SETS=all bash $RUST_MM_TOP/scripts/run-userspace.sh" userspace-arm64-stage.out
+	line_stage userspace "env ARCH=arm64 USERSPACE_KSFT_SETS=all bash $RUST_MM_TOP/scripts/test/run-userspace.sh" userspace-arm64-stage.out
 	say "== the userspace checks can fail (host, MAP_SHARED self-check) =="
-	line_stage selfcheck "bash $RUST_MM_TOP/scripts/run-userspace.sh --selfcheck" selfcheck-stage.out
+	line_stage selfcheck "bash $RUST_MM_TOP/scripts/test/run-userspace.sh --selfcheck" selfcheck-stage.out
 
 	say "== style gates (checkpatch --strict, rustfmt, clippy) =="
-	lout="$(bash "$RUST_MM_TOP/scripts/lint.sh" 2>&1)"
+	lout="$(bash "$RUST_MM_TOP/scripts/test/lint.sh" 2>&1)"
 	grep '^lint: ' <<<"$lout"
 	ok=$(grep -c '^lint: .*: ok$' <<<"$lout")
-	gates=$(grep -c '^gate ' "$RUST_MM_TOP/scripts/lint.sh")
+	gates=$(grep -c '^gate ' "$RUST_MM_TOP/scripts/test/lint.sh")
 	add "$ok" $((gates - ok))
 	[ "$ok" -eq "$gates" ] || note_fail lint "$(grep '^lint: ' <<<"$lout" | grep -v ': ok$')"
 else

@@ -11,8 +11,8 @@
 # Re-running with unchanged inputs does nothing; changed inputs rebuild the
 # series on top of the pristine commit (the extracted tree is reused).
 set -euo pipefail
-# shellcheck source=scripts/env.sh
-. "$(dirname "$0")/env.sh"
+# shellcheck source=scripts/lib/env.sh
+. "$(dirname "$0")/../lib/env.sh"
 
 TARBALL=/usr/src/linux-source-6.12.tar.xz
 installed="$(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || true)"
@@ -24,8 +24,8 @@ fi
 	say "WARNING: building linux-source-6.12 $LINUX_DEB_VERSION, not the pinned $RUST_MM_PIN_DEB (LINUX_DEB_VERSION override)"
 [ -r "$TARBALL" ] || die "$TARBALL is missing (reinstall linux-source-6.12=$LINUX_DEB_VERSION)"
 
-# shellcheck source=scripts/topics-lib.sh
-. "$RUST_MM_TOP/scripts/topics-lib.sh"
+# shellcheck source=scripts/lib/topics.sh
+. "$RUST_MM_TOP/scripts/lib/topics.sh"
 topics_validate
 
 git_t() {

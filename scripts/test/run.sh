@@ -2,16 +2,16 @@
 # `make run`: build the patched kernel, boot it under QEMU, run our KUnit
 # suites, and print a report.  (make has already run setup and prepare.)
 set -euo pipefail
-# shellcheck source=scripts/env.sh
-. "$(dirname "$0")/env.sh"
+# shellcheck source=scripts/lib/env.sh
+. "$(dirname "$0")/../lib/env.sh"
 
 set +e
 kout="$BUILD_DIR/run-kunit$TSUFFIX.out" uout="$BUILD_DIR/run-userspace$TSUFFIX.out"
-bash "$RUST_MM_TOP/scripts/run-kunit.sh" > "$kout" 2>&1
+bash "$RUST_MM_TOP/scripts/test/run-kunit.sh" > "$kout" 2>&1
 krc=$?
 urc=1
 if [ "$krc" -eq 0 ]; then
-	bash "$RUST_MM_TOP/scripts/run-userspace.sh" > "$uout" 2>&1
+	bash "$RUST_MM_TOP/scripts/test/run-userspace.sh" > "$uout" 2>&1
 	urc=$?
 fi
 set -e

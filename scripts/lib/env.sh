@@ -13,15 +13,15 @@ LINUX_KVER="${LINUX_DEB_VERSION%%-*}"
 BINDGEN_VERSION="0.73.2"
 TOOLS_PREFIX="/usr/local"
 
-RUST_MM_TOP="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+RUST_MM_TOP="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 BUILD_DIR="${BUILD_DIR:-$RUST_MM_TOP/build}"
 KSRC="$BUILD_DIR/linux-$LINUX_KVER"
 
 die() { echo "rust-mm: error: $*" >&2; exit 1; }
 say() { echo "rust-mm: $*"; }
 
-# shellcheck source=scripts/arch.sh
-. "$RUST_MM_TOP/scripts/arch.sh"
+# shellcheck source=scripts/lib/arch.sh
+. "$RUST_MM_TOP/scripts/lib/arch.sh"
 KUNIT_OUT="$BUILD_DIR/kunit-$TARGET"
 
 # The LLVM every kernel build uses (clang, lld, llvm-ar/nm/objcopy and

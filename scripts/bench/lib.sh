@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# What scripts/bench.sh and scripts/profile.sh share: the tree, the guest's
+# What scripts/bench/bench.sh and scripts/bench/profile.sh share: the tree, the guest's
 # initramfs and the two kernels, built alike, for the target env.sh set
 # (ARCH=x86_64, the default, or arm64 with 4K pages). Sourced after env.sh
 # with OUT set; never executed.
@@ -11,9 +11,9 @@ bench_prepare() {
 	local cpio="${1:-$OUT/initramfs.cpio}" root
 	root="${cpio%.cpio}"
 
-	bash "$RUST_MM_TOP/scripts/setup.sh" || exit 1
-	bash "$RUST_MM_TOP/scripts/prepare-tree.sh" || die "the tree could not be prepared"
-	base_src="$(bash "$RUST_MM_TOP/scripts/base-tree.sh")" || exit 1
+	bash "$RUST_MM_TOP/scripts/setup/setup.sh" || exit 1
+	bash "$RUST_MM_TOP/scripts/setup/prepare-tree.sh" || die "the tree could not be prepared"
+	base_src="$(bash "$RUST_MM_TOP/scripts/setup/base-tree.sh")" || exit 1
 	need_qemu
 	need_ucc
 	rm -rf "$root" && mkdir -p "$root/tests"
@@ -127,8 +127,8 @@ build_kernel() { # base|patched
 		build patched "$KSRC" "$(bench_option)
 $(bench_lto_config patched)"
 		if [ "${LTO:-0}" = 1 ]; then
-			say "[patched] rust/mm inlined into its C callers? (scripts/lto-check.py)"
-			python3 "$RUST_MM_TOP/scripts/lto-check.py" --objdump "$LLVM_BIN/llvm-objdump" \
+			say "[patched] rust/mm inlined into its C callers? (scripts/test/lto-check.py)"
+			python3 "$RUST_MM_TOP/scripts/test/lto-check.py" --objdump "$LLVM_BIN/llvm-objdump" \
 				"$OUT/kernel-patched/vmlinux" ||
 				die "[patched] the LTO kernel still calls rust/mm's entry points (above): no benchmark"
 		fi

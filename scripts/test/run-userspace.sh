@@ -13,7 +13,7 @@
 # of each program, then 'userspace: N passed, N failed, N skipped'. A guest
 # that hangs (time limit), panics or stops before "RUSTMM-DONE" fails the
 # run with the tail of its console; so do kernel warnings/BUGs/lockdep
-# reports, OOM kills and failed set-up steps (scripts/userspace-count.py).
+# reports, OOM kills and failed set-up steps (scripts/test/userspace-count.py).
 #   USERSPACE_TIMEOUT   seconds before the guest counts as hung (default 5400)
 #   USERSPACE_BUILD     kernel build directory to boot (default: the KUnit
 #                       build); its .config says whether COW reuse is
@@ -32,8 +32,8 @@
 # the host, where every scenario must report FAIL; it prints
 # 'selfcheck: N passed, N failed' counting each scenario that caught it.
 set -uo pipefail
-# shellcheck source=scripts/env.sh
-. "$(dirname "$0")/env.sh"
+# shellcheck source=scripts/lib/env.sh
+. "$(dirname "$0")/../lib/env.sh"
 
 cflags=(-O2 -Wall -Wextra -Werror -static)
 if [ "${1:-}" = --selfcheck ]; then
@@ -210,7 +210,7 @@ elif grep -q 'Kernel panic' "$LOG.txt"; then
 elif ! grep -q '^RUSTMM-DONE' "$LOG.txt"; then
 	broken="the guest stopped before the tests finished (qemu exit $rc)"
 fi
-summary="$(python3 "$RUST_MM_TOP/scripts/userspace-count.py" "$LOG.txt")"
+summary="$(python3 "$RUST_MM_TOP/scripts/test/userspace-count.py" "$LOG.txt")"
 grep -v '^userspace: ' <<<"$summary"
 [[ "$(tail -n 1 <<<"$summary")" =~ ^userspace:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed,\ ([0-9]+)\ skipped ]] ||
 	die "cannot count the results in $LOG.txt"

@@ -10,7 +10,7 @@
 #                gating its Rust modules in rust/mm/rust_mm.rs, if any)
 #                Bench (the JSON benchmark report its cover letter quotes,
 #                under docs/; default benchmarks.json)
-#   cover        the text of its cover letter (scripts/cover-letter.py)
+#   cover        the text of its cover letter (scripts/series/cover-letter.py)
 #   series       its patches, in order
 #   rust-files   (optional) files of this repository it adds to rust/mm,
 #                in generated patches. The lines before the first '@' line

@@ -17,8 +17,8 @@
 # is compiled and the build directory is left as it was.
 # Prints one line per check, then 'lto-refusal: N passed, N failed'.
 set -uo pipefail
-# shellcheck source=scripts/env.sh
-. "$(dirname "$0")/env.sh"
+# shellcheck source=scripts/lib/env.sh
+. "$(dirname "$0")/../lib/env.sh"
 
 OUT="${1:-$KUNIT_OUT}"
 passed=0 failed=0

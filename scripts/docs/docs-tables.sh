@@ -3,8 +3,8 @@
 # table in docs/subid.md (between the GENERATED markers) and
 # docs/subid-tables.json.
 set -euo pipefail
-# shellcheck source=scripts/env.sh
-. "$(dirname "$0")/env.sh"
+# shellcheck source=scripts/lib/env.sh
+. "$(dirname "$0")/../lib/env.sh"
 cd "$RUST_MM_TOP/rust/mm"
 export CARGO_TARGET_DIR="$BUILD_DIR/cargo"
 table="$(cargo run -q --locked --bin subid-tables -- --markdown)"

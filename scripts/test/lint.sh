@@ -8,8 +8,8 @@
 #     and cargo clippy on the host crate with -D warnings
 # Prints one line per gate and exits 1 if any failed.
 set -uo pipefail
-# shellcheck source=scripts/env.sh
-. "$(dirname "$0")/env.sh"
+# shellcheck source=scripts/lib/env.sh
+. "$(dirname "$0")/../lib/env.sh"
 [ -f "$KUNIT_OUT/.config" ] || die "no configured kernel build in $KUNIT_OUT (run: make run)"
 bad=0
 gate() { if "$@" > "$BUILD_DIR/lint.$1.log" 2>&1; then echo "lint: $1: ok"; else
@@ -20,7 +20,7 @@ checkpatch() {
 	# A fresh export: a topic exported by an earlier run of another series
 	# must not be checked as this one's.
 	rm -rf "$dir"
-	bash "$RUST_MM_TOP/scripts/series.sh" export "$dir" >/dev/null || return 1
+	bash "$RUST_MM_TOP/scripts/series/series.sh" export "$dir" >/dev/null || return 1
 	# Every patch of every topic (not the cover letters), signed off as
 	# sent: a missing Signed-off-by fails. FILE_PATH_CHANGES ("does
 	# MAINTAINERS need updating?") is asked of any patch that adds a file
