@@ -45,12 +45,10 @@ esac
 KUNIT_MEM=2048
 [ "$TARGET" = arm64-64k ] && KUNIT_MEM=4096
 KUNITCONFIGS=("$RUST_MM_TOP/tests/kunit/rust_mm.kunitconfig" "$RUST_MM_TOP/tests/kunit/$KARCH.kunitconfig")
-# Our KUnit suites on this arch: every topic's, arm64's contpte and x86's
-# compound pagemaps (CONFIG_COMPOUND_PAGEMAPS_RUST: the one arch whose
-# sparse-vmemmap population it changes).
-KUNIT_OUR_SUITES="rmap_id folio_rmap atomic_seqcount vma_lock pagemap_swap"
-if [ "$KARCH" = arm64 ]; then KUNIT_OUR_SUITES="$KUNIT_OUR_SUITES contpte_rust"; fi
-if [ "$KARCH" = x86_64 ]; then KUNIT_OUR_SUITES="$KUNIT_OUR_SUITES compound_pagemaps"; fi
+# Our KUnit suites on this arch: every topic's that builds on it (the
+# KUnit: and Arch: fields of kernel-patches/*/topic).
+KUNIT_OUR_SUITES="$(python3 "$RUST_MM_TOP/scripts/lib/topics.py" suites "$KARCH" | paste -sd' ')" ||
+	die "cannot read the topics' suites (scripts/lib/topics.py suites $KARCH)"
 [ "$TARGET" = "$KARCH" ] || KUNITCONFIGS+=("$RUST_MM_TOP/tests/kunit/$TARGET.kunitconfig")
 # Build directories of other targets carry the target's name.
 TSUFFIX=""

@@ -6,14 +6,15 @@
 #     --check for the host-only files
 #   - rust/mm rebuilt with CLIPPY=1 (warnings are errors for our crate),
 #     and cargo clippy on the host crate with -D warnings
-# Prints one line per gate and exits 1 if any failed.
+# Prints one line per gate, then 'lint: N passed, N failed'; exits 1 if
+# any failed.
 set -uo pipefail
 # shellcheck source=scripts/lib/env.sh
 . "$(dirname "$0")/../lib/env.sh"
 [ -f "$KUNIT_OUT/.config" ] || die "no configured kernel build in $KUNIT_OUT (run: make run)"
 bad=0
 gate() { if "$@" > "$BUILD_DIR/lint.$1.log" 2>&1; then echo "lint: $1: ok"; else
-	echo "lint: $1: FAILED"; tail -n 40 "$BUILD_DIR/lint.$1.log"; bad=1; fi; }
+	echo "lint: $1: FAILED"; tail -n 40 "$BUILD_DIR/lint.$1.log"; bad=$((bad + 1)); fi; }
 
 checkpatch() {
 	local dir="$BUILD_DIR/series-lint" rc=0 p
@@ -65,4 +66,6 @@ gate rustfmt_check
 gate clippy_kernel
 gate clippy_kernel_arm64
 gate clippy_host
-exit $bad
+gates=$(grep -c '^gate ' "$0")
+echo "lint: $((gates - bad)) passed, $bad failed"
+[ "$bad" -eq 0 ]

@@ -10,10 +10,14 @@
 # /tests/ksft_mm_*) -- and read their results from the serial console.
 # Uses the KUnit build's image, booted with kunit.enable=0. Prints one
 # line per test of ours and per non-passing selftest case, the guest time
-# of each program, then 'userspace: N passed, N failed, N skipped'. A guest
-# that hangs (time limit), panics or stops before "RUSTMM-DONE" fails the
-# run with the tail of its console; so do kernel warnings/BUGs/lockdep
-# reports, OOM kills and failed set-up steps (scripts/test/userspace-count.py).
+# of each program, then 'userspace: N passed, N failed, N skipped'. The
+# results are judged by scripts/lib/results.py console against each
+# program's plan and init's order: a planned case without a result, a
+# result nobody planned, an undeclared skip, a program that did not run or
+# end, a guest that hangs (time limit), panics or stops before
+# "RUSTMM-DONE", kernel warnings/BUGs/lockdep reports anywhere in the
+# console (result lines included), OOM kills and failed set-up steps are
+# failures, each named.
 #   USERSPACE_TIMEOUT   seconds before the guest counts as hung (default 5400)
 #   USERSPACE_BUILD     kernel build directory to boot (default: the KUnit
 #                       build); its .config says whether COW reuse is
@@ -25,6 +29,9 @@
 #                       on besides the PMD size (default 64; "" for none)
 #   USERSPACE_OURS      0: the selftests of USERSPACE_KSFT_SETS only, none
 #                       of our programs (default 1)
+#   USERSPACE_PARITY    selftest programs (ksft_mm_<name>, space separated)
+#                       whose cases a parity stage compares with another
+#                       kernel's and counts: reported, not counted here
 #
 # run-userspace.sh --selfcheck instead builds cow_isolation and vma_lock with
 # -DSELFCHECK_SHARED (MAP_SHARED memory: every write is a "leak"; vma_lock's
@@ -45,11 +52,16 @@ if [ "${1:-}" = --selfcheck ]; then
 			die "cannot build the $prog self-check"
 		out+="$(timeout 600 "$bin")"$'\n'
 	done
-	caught=$(grep -c '^RUSTMM-TEST [^ ]* FAIL' <<<"$out")
-	total=$(grep -c '^RUSTMM-TEST ' <<<"$out")
-	sed 's/^RUSTMM-TEST /  /' <<<"$out"
-	echo "selfcheck: $caught passed, $((total - caught)) failed (a scenario passes here if it caught the shared-memory leak)"
-	[ "$caught" -eq "$total" ] && [ "$total" -gt 0 ]
+	# Every case of the programs' plans must report FAIL here.
+	planned=$(grep -c '^RUSTMM-CASE ' <<<"$out")
+	caught=0
+	while read -r case; do
+		grep -q "^RUSTMM-TEST $case FAIL" <<<"$out" && caught=$((caught + 1))
+	done < <(sed -n 's/^RUSTMM-CASE \([^ ]*\).*/\1/p' <<<"$out")
+	grep '^RUSTMM-TEST ' <<<"$out" | sed 's/^RUSTMM-TEST /  /'
+	[ "$planned" -gt 0 ] || echo "rust-mm: the self-check programs printed no plan"
+	echo "selfcheck: $caught passed, $((planned - caught + (planned == 0))) failed (a planned case passes here if it caught the shared-memory leak)"
+	[ "$caught" -eq "$planned" ] && [ "$planned" -gt 0 ]
 	exit
 fi
 
@@ -65,7 +77,7 @@ SETS="${USERSPACE_KSFT_SETS:-all patched}"
 [ -f "$KERNEL" ] || die "no kernel at $KERNEL (run: make kunit${ARCH:+ ARCH=$ARCH})"
 need_qemu
 need_ucc
-needs=(BLK_DEV_INITRD DEVTMPFS ZRAM HUGETLBFS NUMA)
+needs=(BLK_DEV_INITRD DEVTMPFS ZRAM HUGETLBFS NUMA PRINTK_TIME)
 [ "$KARCH" = x86_64 ] && needs+=(NUMA_EMU X86_PMEM_LEGACY ZONE_DEVICE DEV_DAX_PMEM)
 for c in "${needs[@]}"; do
 	grep -q "^CONFIG_$c=y" "$KOUT/.config" ||
@@ -210,7 +222,11 @@ elif grep -q 'Kernel panic' "$LOG.txt"; then
 elif ! grep -q '^RUSTMM-DONE' "$LOG.txt"; then
 	broken="the guest stopped before the tests finished (qemu exit $rc)"
 fi
-summary="$(python3 "$RUST_MM_TOP/scripts/test/userspace-count.py" "$LOG.txt")"
+# Every result against the plans and the order (scripts/lib/results.py);
+# the selftests of USERSPACE_PARITY are left to the parity stage.
+parity="$(tr ' ' ',' <<<"${USERSPACE_PARITY:-}" | sed 's/^,*//; s/,*$//')"
+summary="$(python3 "$RUST_MM_TOP/scripts/lib/results.py" console "$LOG.txt" \
+	--order "$ROOT/tests/order" --parity "$parity")"
 grep -v '^userspace: ' <<<"$summary"
 [[ "$(tail -n 1 <<<"$summary")" =~ ^userspace:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed,\ ([0-9]+)\ skipped ]] ||
 	die "cannot count the results in $LOG.txt"
@@ -220,5 +236,5 @@ if [ -n "$broken" ]; then
 	tail -n 30 "$LOG.txt" | sed 's/^/  | /'
 	fail=$((fail + 1))
 fi
-echo "userspace: $pass passed, $fail failed, $skip skipped"
+echo "userspace: $pass passed, $fail failed, $skip skipped (reported above, not counted)"
 [ "$fail" -eq 0 ]

@@ -45,7 +45,6 @@ def load(name, file):
 
 report = load("bench_report", "bench/bench-report.py")
 cover = load("cover_letter", "series/cover-letter.py")
-counter = load("userspace_count", "test/userspace-count.py")
 
 
 def rd(path):
@@ -252,126 +251,6 @@ class CoverCheck(unittest.TestCase):
         text = rd(self.cover).replace("missed", "met")
         wr(self.cover, text)
         self.assertEqual(self.check(), 1)
-
-
-class GuestCount(unittest.TestCase):
-    """scripts/test/userspace-count.py and ksft-parity.py on synthetic consoles."""
-
-    def setUp(self):
-        self.d = tempfile.mkdtemp()
-
-    def tearDown(self):
-        shutil.rmtree(self.d)
-
-    def console(self, text, name="c.log"):
-        path = os.path.join(self.d, name)
-        wr(path, text)
-        return path
-
-    def statuses(self, text):
-        return [(p, s) for p, _, s, _ in counter.parse(self.console(text))]
-
-    def test_an_oom_killed_program_fails_even_after_passes(self):
-        r = self.statuses("RUSTMM-PROGRAM ksft_mm_cow start\nok 1 a\n"
-                          "Out of memory: Killed process 42 (ksft_mm_cow) total-vm:1kB\n"
-                          "RUSTMM-PROGRAM ksft_mm_cow killed by signal 9\n")
-        self.assertIn(("ksft_mm_cow", "FAIL"), r)
-
-    def test_a_kernel_warning_fails_the_running_program(self):
-        r = self.statuses("RUSTMM-PROGRAM rustmm_cow_swap start\n"
-                          "WARNING: CPU: 1 PID: 9 at mm/rmap.c:1 x\n"
-                          "RUSTMM-TEST cow_swap.a PASS\nRUSTMM-PROGRAM rustmm_cow_swap exit 0\n")
-        self.assertEqual(r[0], ("rustmm_cow_swap", "FAIL"))
-
-    def test_a_lockdep_report_fails(self):
-        r = self.statuses("RUSTMM-PROGRAM x start\n"
-                          "WARNING: possible circular locking dependency detected\n"
-                          "RUSTMM-PROGRAM x exit 0\n")
-        self.assertIn(("x", "FAIL"), r)
-
-    def test_a_program_killed_by_its_time_limit_fails(self):
-        r = self.statuses("RUSTMM-PROGRAM ksft_mm_migration start\nok 1 a\n"
-                          "RUSTMM-PROGRAM ksft_mm_migration timeout after 900 s\n")
-        self.assertIn(("ksft_mm_migration", "FAIL"), r)
-
-    def test_a_failed_setup_step_fails(self):
-        r = self.statuses("RUSTMM-SETUP swap FAIL swapon /dev/zram0: EINVAL\n")
-        self.assertEqual(r, [("boot", "FAIL")])
-
-    def test_a_silent_nonzero_exit_fails_but_ksft_skip_does_not(self):
-        r = self.statuses("RUSTMM-PROGRAM a start\nRUSTMM-PROGRAM a exit 1\n"
-                          "RUSTMM-PROGRAM b start\nok 1 # SKIP no KSM\nRUSTMM-PROGRAM b exit 4\n")
-        self.assertEqual(r, [("a", "FAIL"), ("b", "SKIP")])
-
-    def test_khugepaged_and_uffd_formats_are_counted(self):
-        r = self.statuses("RUSTMM-PROGRAM ksft_mm_khugepaged start\nRun test: collapse (anon)\n"
-                          "Collapse fully populated PTE table.... \x1b[0;32mOK\x1b[0m\n"
-                          "Swapout one page... \x1b[0;31mFail\x1b[0m\n"
-                          "RUSTMM-PROGRAM ksft_mm_khugepaged exit 1\n"
-                          "RUSTMM-PROGRAM ksft_mm_uffd-unit-tests start\n"
-                          "Testing register-ioctls on anon... done\n"
-                          "Testing minor on hugetlb... skipped [reason: feature missing]\n"
-                          "RUSTMM-PROGRAM ksft_mm_uffd-unit-tests exit 0\n")
-        self.assertEqual([s for _, s in r], ["PASS", "FAIL", "PASS", "SKIP"])
-
-    def test_parity_fails_on_an_outcome_only_one_kernel_has(self):
-        a = self.console("RUSTMM-PROGRAM ksft_mm_cow start\n# [RUN] x\nok 1 y\n"
-                         "# [RUN] z\nok 2 # SKIP swap\nRUSTMM-PROGRAM ksft_mm_cow exit 0\n", "a.log")
-        b = self.console("RUSTMM-PROGRAM ksft_mm_cow start\n# [RUN] x\nok 1 y\n"
-                         "# [RUN] z\nok 2 w\nRUSTMM-PROGRAM ksft_mm_cow exit 0\n", "b.log")
-        r = subprocess.run([sys.executable, os.path.join(TOP, "scripts", "test", "ksft-parity.py"), a, b],
-                           capture_output=True, text=True)
-        self.assertNotEqual(r.returncode, 0)
-        self.assertIn("parity: 1 passed, 1 failed", r.stdout)
-
-    def test_parity_ignores_measured_numbers_in_a_name_but_not_the_outcome(self):
-        prog = "RUSTMM-PROGRAM ksft_mm_pagemap_ioctl "
-        a = self.console(prog + "start\nok 1 transact_test Extra pages 86 (0.2%)\n"
-                         "ok 2 other 5\n" + prog + "exit 0\n", "a.log")
-        b = self.console(prog + "start\nok 1 transact_test Extra pages 97 (0.2%)\n"
-                         "not ok 2 other 5\n" + prog + "exit 1\n", "b.log")
-        r = subprocess.run([sys.executable, os.path.join(TOP, "scripts", "test", "ksft-parity.py"), a, b],
-                           capture_output=True, text=True)
-        self.assertNotEqual(r.returncode, 0)
-        self.assertIn("parity: 1 passed, 1 failed", r.stdout)
-
-    def test_parity_folds_khugepaged_progress_steps_but_not_their_outcome(self):
-        prog = "RUSTMM-PROGRAM ksft_mm_khugepaged "
-        step = "Construct PTE page table full of different PTE-mapped compound pages "
-        a = self.console(prog + "start\nRun test: collapse_compound_extreme (anon)\n"
-                         + "".join(f"{step}{i:3d}/512..." for i in range(1, 6))
-                         + " \x1b[0;32mOK\x1b[0m\n" + prog + "exit 0\n", "a.log")
-        b = self.console(prog + "start\nRun test: collapse_compound_extreme (anon)\n"
-                         + "".join(f"{step}{i:3d}/512..." for i in range(3, 6))
-                         + " \x1b[0;32mOK\x1b[0m\n" + prog + "exit 0\n", "b.log")
-        c = self.console(prog + "start\nRun test: collapse_compound_extreme (anon)\n"
-                         + "".join(f"{step}{i:3d}/512..." for i in range(2, 6))
-                         + " \x1b[0;31mFail\x1b[0m\n" + prog + "exit 1\n", "c.log")
-        script = os.path.join(TOP, "scripts", "test", "ksft-parity.py")
-        r = subprocess.run([sys.executable, script, a, b], capture_output=True, text=True)
-        self.assertEqual(r.returncode, 0, r.stdout)
-        self.assertIn("parity: 1 passed, 0 failed", r.stdout)
-        r = subprocess.run([sys.executable, script, a, c], capture_output=True, text=True)
-        self.assertNotEqual(r.returncode, 0)
-        self.assertIn("parity: 0 passed, 1 failed", r.stdout)
-
-
-    def test_parity_folds_wait_dots_and_a_line_start_the_console_lost(self):
-        prog = "RUSTMM-PROGRAM ksft_mm_khugepaged "
-        step = "Construct PTE page table full of different PTE-mapped compound pages "
-        a = self.console(prog + "start\nRun test: collapse_compound_extreme (madvise:anon)\n"
-                         + "".join(f"{step}{i:3d}/512..." for i in range(1, 4)) + "\n"
-                         + "Collapse PTE table full of different compound pages.... "
-                         + "\x1b[0;32mOK\x1b[0m\n" + prog + "exit 0\n", "a.log")
-        b = self.console(prog + "start\nRun test: collapse_compound_extreme (madvise:anon)\n"
-                         + "f different PTE-mapped compound pages 313/512..."
-                         + "".join(f"{step}{i:3d}/512..." for i in range(314, 316)) + "\n"
-                         + "Collapse PTE table full of different compound pages... "
-                         + "\x1b[0;32mOK\x1b[0m\n" + prog + "exit 0\n", "b.log")
-        script = os.path.join(TOP, "scripts", "test", "ksft-parity.py")
-        r = subprocess.run([sys.executable, script, a, b], capture_output=True, text=True)
-        self.assertEqual(r.returncode, 0, r.stdout)
-        self.assertIn("0 failed", r.stdout)
 
 
 class LtoCheck(unittest.TestCase):

@@ -13,8 +13,8 @@
  * possible and the scenario says so in its note; the data checks run on
  * every kernel and arch.
  *
- * Each scenario prints "RUSTMM-TEST contpte_64k.<name> PASS|FAIL|SKIP
- * <why>"; it skips only if the kernel gave no 64K THP.
+ * It prints its plan, then "RUSTMM-TEST contpte_64k.<name> PASS|FAIL <why>"
+ * per scenario (tests/userspace/result.h); no 64K THP is a FAIL.
  */
 #include "thp_test.h"
 
@@ -219,16 +219,13 @@ static int mremap_moves_blocks_with_their_data(char *mem)
 }
 
 static const struct scenario scenarios[] = {
-	{ "fork_keeps_both_sides_data", fork_keeps_both_sides_data },
-	{ "partial_munmap_keeps_the_rest", partial_munmap_keeps_the_rest },
-	{ "mprotect_middle_page_and_back_leaves_block_unfolded",
-	  mprotect_middle_page_and_back_leaves_block_unfolded },
-	{ "mprotect_last_page_and_back_refolds", mprotect_last_page_and_back_refolds },
-	{ "madv_dontneed_of_half_a_block_zeroes_only_it",
-	  madv_dontneed_of_half_a_block_zeroes_only_it },
-	{ "madv_free_of_whole_blocks_unfolds_nothing",
-	  madv_free_of_whole_blocks_unfolds_nothing },
-	{ "mremap_moves_blocks_with_their_data", mremap_moves_blocks_with_their_data },
+	CASE(fork_keeps_both_sides_data),
+	CASE(partial_munmap_keeps_the_rest),
+	CASE(mprotect_middle_page_and_back_leaves_block_unfolded),
+	CASE(mprotect_last_page_and_back_refolds),
+	CASE(madv_dontneed_of_half_a_block_zeroes_only_it),
+	CASE(madv_free_of_whole_blocks_unfolds_nothing),
+	CASE(mremap_moves_blocks_with_their_data),
 };
 
 int main(void)

@@ -6,9 +6,9 @@
  * correct kernel -- the base 6.12 (which always copies) and the patched one
  * with COW reuse: a scenario that fails is a cross-process data leak.
  *
- * Each scenario prints "RUSTMM-TEST cow_isolation.<name> PASS|FAIL|SKIP
- * <why>". A scenario skips only if the kernel gave no THP (it then skips on
- * every kernel alike). Run as root (pagemap PFNs and kpageflags).
+ * It prints its plan, then "RUSTMM-TEST cow_isolation.<name> PASS|FAIL
+ * <why>" per scenario (tests/userspace/result.h); no THP is a FAIL. Run as
+ * root (pagemap PFNs, kpageflags and the THP knobs it sets up).
  *
  * Built with -DSELFCHECK_SHARED, the memory is MAP_SHARED instead, so every
  * write is visible to every process: each scenario must then report FAIL.
@@ -261,14 +261,14 @@ static int vmsplice_pin(char *mem)
 }
 
 static const struct scenario scenarios[] = {
-	{ "parent_write_child_alive", parent_write_child_alive },
-	{ "parent_write_byte_child_alive", parent_write_byte_child_alive },
-	{ "child_write_parent_keeps", child_write_parent_keeps },
-	{ "partial_munmap", partial_munmap },
-	{ "partial_mremap", partial_mremap },
-	{ "madv_dontneed", madv_dontneed },
-	{ "two_children", two_children },
-	{ "vmsplice_pin", vmsplice_pin },
+	CASE(parent_write_child_alive),
+	CASE(parent_write_byte_child_alive),
+	CASE(child_write_parent_keeps),
+	CASE(partial_munmap),
+	CASE(partial_mremap),
+	CASE(madv_dontneed),
+	CASE(two_children),
+	CASE(vmsplice_pin),
 };
 
 int main(int argc, char **argv)

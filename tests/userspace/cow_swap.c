@@ -17,9 +17,9 @@
  * layer skips zero pages, without either being a write). Run as root with
  * a swap device; the scenarios pin themselves to one CPU (MADV_PAGEOUT
  * only drains this CPU's LRU batch) and set vm.page-cluster to 0 (no
- * swap readahead, so pswpin counts the faults). Each prints
- * "RUSTMM-TEST cow_swap.<name> PASS|FAIL|SKIP <why>"; it skips only if the
- * kernel gave no THP.
+ * swap readahead, so pswpin counts the faults). It prints its plan, then
+ * "RUSTMM-TEST cow_swap.<name> PASS|FAIL <why>" per scenario
+ * (tests/userspace/result.h); no THP is a FAIL.
  */
 #include "thp_test.h"
 
@@ -436,12 +436,12 @@ static int swapcache_folio_is_not_reused(char *mem)
 }
 
 static const struct scenario scenarios[] = {
-	{ "pageout_leaves_a_shared_thp_alone", pageout_leaves_a_shared_thp_alone },
-	{ "pageout_leaves_a_folio_the_child_still_maps", pageout_leaves_a_folio_the_child_still_maps },
-	{ "cow_copies_go_to_swap_and_back", cow_copies_go_to_swap_and_back },
-	{ "swapped_thp_is_written_by_both_after_fork", swapped_thp_is_written_by_both_after_fork },
-	{ "collapsed_after_swap_thp_is_reused", collapsed_after_swap_thp_is_reused },
-	{ "swapcache_folio_is_not_reused", swapcache_folio_is_not_reused },
+	CASE(pageout_leaves_a_shared_thp_alone),
+	CASE(pageout_leaves_a_folio_the_child_still_maps),
+	CASE(cow_copies_go_to_swap_and_back),
+	CASE(swapped_thp_is_written_by_both_after_fork),
+	CASE(collapsed_after_swap_thp_is_reused),
+	CASE(swapcache_folio_is_not_reused),
 };
 
 int main(void)

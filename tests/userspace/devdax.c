@@ -48,9 +48,11 @@
  * not how many there are. RUSTMM_COMPOUND_PAGEMAPS=1 or 0 (from
  * run-userspace.sh) only names in each line which code ran.
  *
- * Each scenario prints "RUSTMM-TEST devdax.<name> PASS|FAIL|SKIP <why>"
- * (a PASS says what it measured). The scenarios build on one another:
- * after a failed step the ones that need the device skip.
+ * It prints its plan, then "RUSTMM-TEST devdax.<name> PASS|FAIL|SKIP
+ * <why>" per scenario (tests/userspace/result.h; a PASS says what it
+ * measured). The scenarios build on one another: after a failed step the
+ * ones that need the device report SKIP, which the harness counts as a
+ * failure too (none of them declares it may skip).
  */
 #include "thp_test.h"
 #include "../bench/devdax_setup.h"
@@ -79,12 +81,6 @@
 #define UNBIND_WAIT	300	/* s: longer is a hang */
 
 /* struct gup_test, its ioctls, devdax_driver(): the benchmark's header. */
-
-#ifdef __x86_64__
-#define ARCH_OK	1
-#else
-#define ARCH_OK	0
-#endif
 
 /* The device and what the scenarios learnt about it. */
 static struct {
@@ -969,39 +965,24 @@ static int unbind_1g_gives_every_vmemmap_page_back(void)
 	return unbind_devdax();
 }
 
-static const struct {
-	const char *name;
-	int (*fn)(void);
-} scenarios[] = {
-	{ "nd_pmem_unbind_frees_its_order0_memmap",
-	  nd_pmem_unbind_frees_its_order0_memmap },
-	{ "bind_2m_devdax_adds_two_vmemmap_pages_per_compound",
-	  bind_2m_devdax_adds_two_vmemmap_pages_per_compound },
-	{ "every_page_holds_its_data_in_2m_folios",
-	  every_page_holds_its_data_in_2m_folios },
-	{ "gup_and_pin_over_pmd_leaves_take_every_page_once",
-	  gup_and_pin_over_pmd_leaves_take_every_page_once },
-	{ "longterm_pins_take_the_slow_path_and_hold_the_right_pages",
-	  longterm_pins_take_the_slow_path_and_hold_the_right_pages },
-	{ "direct_io_lands_in_the_pinned_pages",
-	  direct_io_lands_in_the_pinned_pages },
-	{ "fork_child_writes_are_seen_and_outlive_munmap",
-	  fork_child_writes_are_seen_and_outlive_munmap },
-	{ "gup_left_no_reference_behind", gup_left_no_reference_behind },
-	{ "unbind_gives_every_vmemmap_page_back",
-	  unbind_gives_every_vmemmap_page_back },
-	{ "bind_1g_devdax_adds_two_vmemmap_pages_per_compound",
-	  bind_1g_devdax_adds_two_vmemmap_pages_per_compound },
-	{ "gup_and_pin_over_a_pud_leaf", gup_and_pin_over_a_pud_leaf },
-	{ "unbind_1g_gives_every_vmemmap_page_back",
-	  unbind_1g_gives_every_vmemmap_page_back },
+static const struct test_case scenarios[] = {
+	CASE(nd_pmem_unbind_frees_its_order0_memmap),
+	CASE(bind_2m_devdax_adds_two_vmemmap_pages_per_compound),
+	CASE(every_page_holds_its_data_in_2m_folios),
+	CASE(gup_and_pin_over_pmd_leaves_take_every_page_once),
+	CASE(longterm_pins_take_the_slow_path_and_hold_the_right_pages),
+	CASE(direct_io_lands_in_the_pinned_pages),
+	CASE(fork_child_writes_are_seen_and_outlive_munmap),
+	CASE(gup_left_no_reference_behind),
+	CASE(unbind_gives_every_vmemmap_page_back),
+	CASE(bind_1g_devdax_adds_two_vmemmap_pages_per_compound),
+	CASE(gup_and_pin_over_a_pud_leaf),
+	CASE(unbind_1g_gives_every_vmemmap_page_back),
 };
 
 int main(void)
 {
-	static const char *const word[] = { "PASS", "FAIL", "SKIP" };
 	const char *env = getenv("RUSTMM_COMPOUND_PAGEMAPS"), *note = "";
-	int failed = 0;
 
 	setvbuf(stdout, NULL, _IONBF, 0);
 	/* Which kernel code ran: the expected values are the same for both. */
@@ -1009,21 +990,5 @@ int main(void)
 		note = "[CONFIG_COMPOUND_PAGEMAPS_RUST] ";
 	else if (env && !strcmp(env, "0"))
 		note = "[6.12's code] ";
-	for (size_t i = 0; i < ARRAY_SIZE(scenarios); i++) {
-		int r;
-
-		why[0] = 0;
-		if (!ARCH_OK) {
-			snprintf(why, sizeof(why),
-				 "x86_64 only (legacy pmem by memmap=!, 6.12's compound vmemmap)");
-			r = SKIP;
-		} else {
-			r = scenarios[i].fn();
-		}
-		failed += r == FAIL;
-		printf("RUSTMM-TEST devdax.%s %s %s%s\n", scenarios[i].name, word[r],
-		       note, why);
-		result_sent();
-	}
-	return failed ? 1 : 0;
+	return run_cases("devdax", scenarios, ARRAY_SIZE(scenarios), note) ? 1 : 0;
 }

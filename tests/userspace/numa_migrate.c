@@ -15,9 +15,10 @@
  * does not include the first page and the folio is mapped at most once
  * per page (a THP the child fully unmapped moves on both).
  *
- * Each scenario prints "RUSTMM-TEST numa_migrate.<name> PASS|FAIL|SKIP
- * <why>"; it skips only if the kernel gave no THP. With fewer than two
- * memory nodes every scenario fails: the guest must have them.
+ * It prints its plan, then "RUSTMM-TEST numa_migrate.<name> PASS|FAIL
+ * <why>" per scenario (tests/userspace/result.h); no THP is a FAIL. With
+ * fewer than two memory nodes every scenario fails: the guest must have
+ * them.
  */
 #include "thp_test.h"
 
@@ -341,10 +342,10 @@ static int numa_balancing_moves_thp_to_the_task(char *mem)
 }
 
 static const struct scenario scenarios[] = {
-	{ "mbind_moves_thp_the_child_unmapped", mbind_moves_thp_the_child_unmapped },
-	{ "mbind_leaves_thp_the_child_still_maps", mbind_leaves_thp_the_child_still_maps },
-	{ "move_pages_moves_thp_only_we_map", move_pages_moves_thp_only_we_map },
-	{ "numa_balancing_moves_thp_to_the_task", numa_balancing_moves_thp_to_the_task },
+	CASE(mbind_moves_thp_the_child_unmapped),
+	CASE(mbind_leaves_thp_the_child_still_maps),
+	CASE(move_pages_moves_thp_only_we_map),
+	CASE(numa_balancing_moves_thp_to_the_task),
 };
 
 /* A CPU of node 0 from /sys/devices/system/node/node0/cpulist. */

@@ -842,38 +842,23 @@ static int each_swapped_page_holds_its_data_at_the_reported_location(void)
 	return r;
 }
 
-static const struct {
-	const char *name;
-	int (*fn)(void);
-} scenarios[] = {
-	{ "memfd_swapped_pages_are_found_without_faulting_them_in",
-	  memfd_swapped_pages_are_found_without_faulting_them_in },
-	{ "tmpfs_swapped_pages_are_found_without_faulting_them_in",
-	  tmpfs_swapped_pages_are_found_without_faulting_them_in },
-	{ "shared_anon_swapped_pages_are_found_without_faulting_them_in",
-	  shared_anon_swapped_pages_are_found_without_faulting_them_in },
-	{ "unprivileged_reader_sees_swapped_without_location",
-	  unprivileged_reader_sees_swapped_without_location },
-	{ "private_anon_swap_entries_are_unchanged_by_the_opt_in",
-	  private_anon_swap_entries_are_unchanged_by_the_opt_in },
-	{ "a_read_across_vmas_reports_each_page_by_its_kind",
-	  a_read_across_vmas_reports_each_page_by_its_kind },
-	{ "truncation_during_reads_never_shows_a_foreign_location",
-	  truncation_during_reads_never_shows_a_foreign_location },
-	{ "swapoff_during_reads_leaves_pages_in_the_cache",
-	  swapoff_during_reads_leaves_pages_in_the_cache },
-	{ "a_large_swap_entry_gives_each_page_its_own_offset",
-	  a_large_swap_entry_gives_each_page_its_own_offset },
-	{ "each_swapped_page_holds_its_data_at_the_reported_location",
-	  each_swapped_page_holds_its_data_at_the_reported_location },
+static const struct test_case scenarios[] = {
+	CASE(memfd_swapped_pages_are_found_without_faulting_them_in),
+	CASE(tmpfs_swapped_pages_are_found_without_faulting_them_in),
+	CASE(shared_anon_swapped_pages_are_found_without_faulting_them_in),
+	CASE(unprivileged_reader_sees_swapped_without_location),
+	CASE(private_anon_swap_entries_are_unchanged_by_the_opt_in),
+	CASE(a_read_across_vmas_reports_each_page_by_its_kind),
+	CASE(truncation_during_reads_never_shows_a_foreign_location),
+	CASE(swapoff_during_reads_leaves_pages_in_the_cache),
+	CASE(a_large_swap_entry_gives_each_page_its_own_offset),
+	CASE(each_swapped_page_holds_its_data_at_the_reported_location),
 };
 
 int main(void)
 {
-	static const char *const word[] = { "PASS", "FAIL", "SKIP" };
 	const char *env = getenv("RUSTMM_PAGEMAP_SWAP");
 	cpu_set_t set;
-	int failed = 0;
 
 	setvbuf(stdout, NULL, _IONBF, 0);
 	if (!env || (strcmp(env, "0") && strcmp(env, "1"))) {
@@ -889,15 +874,6 @@ int main(void)
 		printf("RUSTMM-TEST pagemap_swap.setup FAIL cannot pin to CPU 0 or set page-cluster\n");
 		return 1;
 	}
-	for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
-		int r;
-
-		why[0] = 0;
-		r = scenarios[i].fn();
-		failed += r == FAIL;
-		printf("RUSTMM-TEST pagemap_swap.%s %s %s%s\n", scenarios[i].name, word[r],
-		       supported ? "[opt-in] " : "[6.12] ", why);
-		result_sent();
-	}
-	return failed ? 1 : 0;
+	return run_cases("pagemap_swap", scenarios, sizeof(scenarios) / sizeof(scenarios[0]),
+			 supported ? "[opt-in] " : "[6.12] ") ? 1 : 0;
 }

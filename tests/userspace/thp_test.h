@@ -24,8 +24,9 @@
 #include <sys/mman.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
-#include <termios.h>
 #include <unistd.h>
+
+#include "result.h"
 
 #define PAGE		4096UL
 #define PMD_THP		(2UL << 20)
@@ -42,9 +43,6 @@ static unsigned long thp_size = PMD_THP;
 #define THP		thp_size
 #define SIZE		(NR_THP * THP)
 
-enum { PASS, FAIL, SKIP };
-
-static char why[512];
 static char *raw_area;	/* the mapping thp_area() carved the THPs from */
 
 static inline int fail(const char *fmt, ...)
@@ -382,6 +380,72 @@ static inline int thp_quiet_numa(void)
 }
 
 /*
+ * The THP knobs a PMD-size run needs, set up rather than hoped for: anon
+ * THP enabled at least for MADV_HUGEPAGE areas (the top-level "enabled"
+ * and, where the kernel has per-size knobs, the PMD size's own), and
+ * direct compaction allowed for them ("defrag"), so that a guest whose
+ * memory is fragmented still gives the THPs the scenarios need. A knob
+ * already in an accepted state is left alone; one that is changed is
+ * restored at exit. 0, or -1 with why[] set.
+ */
+#define THP_SYS "/sys/kernel/mm/transparent_hugepage/"
+#define MAX_KNOBS 4
+
+static struct {
+	const char *path;
+	char old[32];
+} thp_knobs[MAX_KNOBS];
+static int thp_nknobs;
+
+static void thp_knobs_restore(void)
+{
+	while (thp_nknobs > 0) {
+		thp_nknobs--;
+		write_sys(thp_knobs[thp_nknobs].path, thp_knobs[thp_nknobs].old);
+	}
+}
+
+/* Set @path to @want unless it reads one of @ok ("|"-separated). */
+static inline int thp_knob(const char *path, const char *ok, const char *want, int optional)
+{
+	char cur[32], oks[64], pat[40];
+
+	if (read_sys(path, cur, sizeof(cur))) {
+		if (optional)
+			return 0;
+		snprintf(why, sizeof(why), "cannot read %s", path);
+		return -1;
+	}
+	cur[strcspn(cur, "\n")] = 0;
+	snprintf(oks, sizeof(oks), "|%s|", ok);
+	snprintf(pat, sizeof(pat), "|%s|", cur);
+	if (strstr(oks, pat))
+		return 0;
+	if (thp_nknobs == MAX_KNOBS || write_sys(path, want)) {
+		snprintf(why, sizeof(why), "cannot set %s to %s (it is %s)", path, want, cur);
+		return -1;
+	}
+	if (!thp_nknobs)
+		atexit(thp_knobs_restore);
+	thp_knobs[thp_nknobs].path = path;
+	snprintf(thp_knobs[thp_nknobs].old, sizeof(thp_knobs[0].old), "%s", cur);
+	thp_nknobs++;
+	return 0;
+}
+
+static inline int thp_setup_pmd(void)
+{
+	static char pmd_knob[96];
+
+	snprintf(pmd_knob, sizeof(pmd_knob), THP_SYS "hugepages-%lukB/enabled", PMD_THP >> 10);
+	if (thp_knob(THP_SYS "enabled", "always|madvise", "madvise", 0) ||
+	    thp_knob(pmd_knob, "always|inherit|madvise", "inherit", 1) ||
+	    thp_knob(THP_SYS "defrag", "always|madvise|defer+madvise", "madvise", 0))
+		return -1;
+	return 0;
+}
+
+/*
  * Parse --thp-kb=N (the only argument the programs take): make N KiB the
  * only anon THP size (hugepages-NkB "always", the PMD size "never"; both
  * restored at exit) and name the results <program>_<N>k. Without it, the
@@ -413,8 +477,15 @@ static inline int thp_test_init(int argc, char **argv, const char *program)
 		       program, strerror(errno));
 		return -1;
 	}
-	if (!kb)
+	if (!kb) {
+#ifndef SELFCHECK_SHARED
+		if (thp_setup_pmd()) {
+			printf("RUSTMM-TEST %s.setup FAIL THP not set up: %s\n", program, why);
+			return -1;
+		}
+#endif
 		return 0;
+	}
 	thp_size = kb << 10;
 	snprintf(thp_program, sizeof(thp_program), "%s_%luk", program, kb);
 	snprintf(thp_sysfs_m, sizeof(thp_sysfs_m),
@@ -433,13 +504,22 @@ static inline int thp_test_init(int argc, char **argv, const char *program)
 		       thp_program, kb, strerror(errno));
 		return -1;
 	}
+	if (thp_knob(THP_SYS "defrag", "always|madvise|defer+madvise", "madvise", 0)) {
+		printf("RUSTMM-TEST %s.setup FAIL THP not set up: %s\n", thp_program, why);
+		return -1;
+	}
 	return 0;
 }
 
-/* A named scenario: gets a fresh thp_area(), returns PASS, FAIL or SKIP. */
+/*
+ * A named scenario: gets a fresh thp_area(), returns PASS, FAIL or SKIP;
+ * may_skip says why it may skip here (MAY_SKIP_ON_ARM64()), NULL if it
+ * never may.
+ */
 struct scenario {
 	const char *name;
 	int (*fn)(char *mem);
+	const char *may_skip;
 };
 
 /*
@@ -485,30 +565,21 @@ static inline void background_moved(const unsigned long long v0[NR_BACKGROUND])
 }
 
 /*
- * Wait until a result line has left the serial port. A line written to the
- * console tty waits in the UART's transmit buffer, drained by interrupts,
- * while the kernel prints its own records synchronously: the dump_page()
- * output of the next scenario (devdax's DUMP_USER_PAGES_TEST) landed in
- * the middle of such a line and the harness lost the result. Not a tty
- * (the host self-check's pipe): nothing to wait for.
- */
-static inline void result_sent(void)
-{
-	fflush(stdout);
-	(void)tcdrain(STDOUT_FILENO);
-}
-
-/*
- * Run every scenario on a fresh area and print
- * "RUSTMM-TEST <program>.<name> PASS|FAIL|SKIP <note><why>"; an area
- * without THP skips. Returns the number of failures.
+ * Print the plan (result.h), then run every scenario on a fresh area and
+ * print "RUSTMM-TEST <program>.<name> PASS|FAIL|SKIP <note><why>". An area
+ * without THP of the run's size is a FAIL: thp_test_init() set up what
+ * the kernel needs to give one. Returns the number of failures.
  */
 static inline int run_scenarios(const char *program, const struct scenario *s,
 				size_t n, const char *note)
 {
-	static const char *const word[] = { "PASS", "FAIL", "SKIP" };
+	const char *name = thp_program[0] ? thp_program : program;
 	int failed = 0;
 
+	plan_begin(name, n);
+	for (size_t i = 0; i < n; i++)
+		plan_case(name, s[i].name, s[i].may_skip);
+	plan_end();
 	for (size_t i = 0; i < n; i++) {
 		unsigned long long bg[NR_BACKGROUND];
 		char *mem;
@@ -517,15 +588,12 @@ static inline int run_scenarios(const char *program, const struct scenario *s,
 		why[0] = 0;
 		background(bg);
 		mem = thp_area();
-		r = mem ? s[i].fn(mem) : SKIP;
+		r = mem ? s[i].fn(mem) : FAIL;
 		munmap(raw_area, SIZE + THP);
 		failed += r == FAIL;
 		if (r == FAIL)
 			background_moved(bg);
-		printf("RUSTMM-TEST %s.%s %s %s%s\n",
-		       thp_program[0] ? thp_program : program, s[i].name, word[r],
-		       note, why);
-		result_sent();
+		report(name, s[i].name, r, note);
 	}
 	return failed;
 }

@@ -29,7 +29,8 @@
  * each scenario is given memory or an order that breaks what it checks,
  * and must report FAIL: the checks can fail.
  *
- * Each scenario prints "RUSTMM-TEST vma_lock.<name> PASS|FAIL <why>".
+ * It prints its plan, then "RUSTMM-TEST vma_lock.<name> PASS|FAIL <why>"
+ * per scenario (tests/userspace/result.h).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -45,6 +46,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "result.h"
+
 #define PAGE		4096UL
 #define REGION		(8UL << 20)
 #define REGION_PAGES	(REGION / PAGE)
@@ -55,8 +58,6 @@
 #define PRIV	MAP_PRIVATE
 #endif
 
-static char why[512];
-
 static int fail(const char *fmt, ...)
 {
 	va_list ap;
@@ -64,7 +65,7 @@ static int fail(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
-	return 1;
+	return FAIL;
 }
 
 static const char *const lock_counters[] = {
@@ -383,25 +384,12 @@ static int fork_copies_1000_vmas_privately(void)
 
 int main(void)
 {
-	static const struct {
-		const char *name;
-		int (*fn)(void);
-	} scenarios[] = {
-		{ "faults_race_split_merge_mmap_mremap_with_data_intact",
-		  faults_race_split_merge_mmap_mremap_with_data_intact },
-		{ "fault_racing_munmap_sees_no_stale_page", fault_racing_munmap_sees_no_stale_page },
-		{ "fork_copies_1000_vmas_privately", fork_copies_1000_vmas_privately },
+	static const struct test_case cases[] = {
+		CASE(faults_race_split_merge_mmap_mremap_with_data_intact),
+		CASE(fault_racing_munmap_sees_no_stale_page),
+		CASE(fork_copies_1000_vmas_privately),
 	};
-	int failed = 0;
 
 	setvbuf(stdout, NULL, _IONBF, 0);
-	for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
-		int r;
-
-		why[0] = 0;
-		r = scenarios[i].fn();
-		printf("RUSTMM-TEST vma_lock.%s %s %s\n", scenarios[i].name, r ? "FAIL" : "PASS", why);
-		failed |= r;
-	}
-	return failed;
+	return run_cases("vma_lock", cases, sizeof(cases) / sizeof(cases[0]), "") ? 1 : 0;
 }
