@@ -5,11 +5,9 @@
 # never executed.
 #
 # A topic directory holds:
-#   topic        "Key: value" lines: Title, Prefix, Version, Depends (the
-#                topics it needs, space separated), Kconfig (the option
-#                gating its Rust modules in rust/mm/rust_mm.rs, if any)
-#                Bench (the JSON benchmark report its cover letter quotes,
-#                under docs/; default benchmarks.json)
+#   topic        "Key: value" lines, every key present: Title, Prefix,
+#                Version, Depends, Kconfig, KUnit, Arch, Bench (what each
+#                means, and the one reader of them: scripts/lib/topics.py)
 #   cover        the text of its cover letter (scripts/series/cover-letter.py)
 #   series       its patches, in order
 #   rust-files   (optional) files of this repository it adds to rust/mm,
@@ -29,20 +27,21 @@ TOPICS_DIR="$RUST_MM_TOP/kernel-patches"
 # topic's Rust patch), so that the trees and `make series` are reproducible.
 GEN_IDENT=(-c user.name="rust-mm developers" -c user.email="rust-mm@localhost")
 
+# The topic metadata has one reader, scripts/lib/topics.py; these are its
+# shell face.
 topics_all() { # every topic, in apply order
-	sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$TOPICS_DIR/topics"
+	python3 "$RUST_MM_TOP/scripts/lib/topics.py" list || die "cannot read kernel-patches/topics"
 }
 
 topic_field() { # TOPIC KEY: the value of "KEY:" in the topic's metadata
-	local f="$TOPICS_DIR/$1/topic"
-	[ -f "$f" ] || die "kernel-patches/$1/topic is missing (is '$1' a topic of kernel-patches/topics?)"
-	sed -n "s/^$2:[[:space:]]*//p" "$f" | head -n 1 | sed 's/[[:space:]]*$//'
+	python3 "$RUST_MM_TOP/scripts/lib/topics.py" field "$1" "$2" || exit 1
 }
 
 topic_bench() { # TOPIC: the path of its benchmark report (docs/, "Bench:")
 	local f
 	f="$(topic_field "$1" Bench)"
-	f="$RUST_MM_TOP/docs/${f:-benchmarks.json}"
+	[ -n "$f" ] || die "topic $1 declares no benchmark report (Bench: in kernel-patches/$1/topic)"
+	f="$RUST_MM_TOP/docs/$f"
 	[ -f "$f" ] || die "topic $1: its benchmark report ${f#"$RUST_MM_TOP"/} is missing"
 	echo "$f"
 }
@@ -97,22 +96,16 @@ topic_ncommits() { # TOPIC: commits it adds to a tree
 	topic_plan "$1" | wc -l
 }
 
-# Every topic exists and depends only on topics listed before it.
+# Every topic exists, declares every field, and depends only on topics
+# listed before it (scripts/lib/topics.py check); its directory has the
+# files every topic has.
 topics_validate() {
-	local seen=" " t d
+	local t f
+	python3 "$RUST_MM_TOP/scripts/lib/topics.py" check >/dev/null || exit 1
 	for t in $(topics_all); do
-		[ -d "$TOPICS_DIR/$t" ] || die "kernel-patches/topics names '$t', which is not a directory of kernel-patches/"
-		for f in topic cover series; do
+		for f in cover series; do
 			[ -f "$TOPICS_DIR/$t/$f" ] || die "topic $t has no kernel-patches/$t/$f"
 		done
-		for d in $(topic_field "$t" Depends); do
-			[[ "$seen" == *" $d "* ]] && continue
-			if topics_all | grep -qx "$d"; then
-				die "topic $t depends on $d, which comes after it in kernel-patches/topics"
-			fi
-			die "topic $t depends on $d, which is not a topic (kernel-patches/topics)"
-		done
-		seen+="$t "
 	done
 }
 

@@ -4,6 +4,8 @@
 set -euo pipefail
 # shellcheck source=scripts/lib/env.sh
 . "$(dirname "$0")/../lib/env.sh"
+# shellcheck source=scripts/lib/kbuild.sh
+. "$RUST_MM_TOP/scripts/lib/kbuild.sh"
 
 set +e
 kout="$BUILD_DIR/run-kunit$TSUFFIX.out" uout="$BUILD_DIR/run-userspace$TSUFFIX.out"
@@ -22,12 +24,12 @@ echo "==================== rust-mm report ===================="
 echo "base tree     linux-source-6.12 $LINUX_DEB_VERSION (Linux $LINUX_KVER), $KSRC"
 echo "series        $(git -C "$KSRC" rev-list --count pristine..rust-mm) patches in topics (kernel-patches/topics):"
 prev=pristine
-for t in $(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$RUST_MM_TOP/kernel-patches/topics"); do
-	echo "  topic $t: $(sed -n 's/^Title: //p' "$RUST_MM_TOP/kernel-patches/$t/topic")"
+for t in $(python3 "$RUST_MM_TOP/scripts/lib/topics.py" list); do
+	echo "  topic $t: $(python3 "$RUST_MM_TOP/scripts/lib/topics.py" field "$t" Title)"
 	git -C "$KSRC" log --reverse --format='                %s' "$prev..rust-mm/$t"
 	prev="rust-mm/$t"
 done
-echo "config        $(grep -E '^CONFIG_(RUST|MM_RMAP_ID|MM_RMAP_ID_KUNIT_TEST|MM_ATOMIC_SEQCOUNT_KUNIT_TEST|TRANSPARENT_HUGEPAGE|KCSAN)=' "$cfg" 2>/dev/null | paste -sd' ')"
+echo "config        $(grep -E "^CONFIG_(RUST|TRANSPARENT_HUGEPAGE|LTO_CLANG_THIN|KCSAN|$(our_options_re))=" "$cfg" 2>/dev/null | paste -sd' ')"
 if [ -f "$KUNIT_OUT/$KIMAGE" ]; then
 	echo "kernel        $KUNIT_OUT/$KIMAGE ($TARGET, $(stat -c %s "$KUNIT_OUT/$KIMAGE") bytes)"
 	echo "rust/mm       $(ls "$KUNIT_OUT"/rust/mm/*.o 2>/dev/null | xargs -r size 2>/dev/null | awk 'NR>1 {t+=$1; d+=$2} END {printf "text %d bytes, data %d bytes", t, d}')"
