@@ -21,6 +21,9 @@ refused, naming the file and the key:
   KUnit     its KUnit suites, space separated, or empty
   Arch      the arches its option builds on (x86_64 arm64), or empty for all
   Bench     its benchmark report under docs/ (a JSON), or empty
+  Programs  its booted test programs (tests/userspace/<name>.c), space
+            separated, each optionally <name>:<arch> when it runs on one
+            arch only; or empty
 
 Command line (what shell scripts use):
   topics.py list                 every topic, in apply order
@@ -28,6 +31,8 @@ Command line (what shell scripts use):
   topics.py options              every topic's Kconfig option, one per line
   topics.py suites [ARCH]        every KUnit suite (of the topics that build
                                  on ARCH), one per line
+  topics.py programs [ARCH]      every booted test program (that runs on
+                                 ARCH), one per line
   topics.py check                validate every topic file (exit 1 naming
                                  the first problem)
 """
@@ -36,8 +41,9 @@ import sys
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 TOPICS_DIR = os.path.join(TOP, "kernel-patches")
-KEYS = ("Title", "Prefix", "Version", "Depends", "Kconfig", "KUnit", "Arch", "Bench")
-LISTS = ("Depends", "KUnit", "Arch")
+KEYS = ("Title", "Prefix", "Version", "Depends", "Kconfig", "KUnit", "Arch", "Bench", "Programs")
+LISTS = ("Depends", "KUnit", "Arch", "Programs")
+PROGRAMS_DIR = os.path.join(TOP, "tests", "userspace")
 ARCHES = ("x86_64", "arm64")
 
 
@@ -86,6 +92,10 @@ def read_topic(name, topics_dir=TOPICS_DIR):
     for a in fields["Arch"]:
         if a not in ARCHES:
             raise TopicError(f"{rel}: Arch '{a}' is not one of {' '.join(ARCHES)}")
+    for p in fields["Programs"]:
+        prog, _, arch = p.partition(":")
+        if arch and arch not in ARCHES:
+            raise TopicError(f"{rel}: program {p}: arch '{arch}' is not one of {' '.join(ARCHES)}")
     if fields["Kconfig"] and not fields["Kconfig"].startswith("CONFIG_"):
         raise TopicError(f"{rel}: Kconfig '{fields['Kconfig']}' does not start with CONFIG_")
     if not fields["Title"]:
@@ -125,6 +135,28 @@ def suites(arch=None, topics_dir=TOPICS_DIR):
             for s in t["KUnit"]]
 
 
+def programs(arch=None, topics_dir=TOPICS_DIR, programs_dir=PROGRAMS_DIR):
+    """Every booted test program of the topics (that runs on ARCH), in
+    topic order; each must be a tests/userspace/<name>.c, and every such
+    file (but init.c) must belong to exactly one topic."""
+    out, owner = [], {}
+    for t in all_topics(topics_dir):
+        for p in t["Programs"]:
+            prog, _, only = p.partition(":")
+            if prog in owner:
+                raise TopicError(f"program {prog} is claimed by topics {owner[prog]} and {t['name']}")
+            owner[prog] = t["name"]
+            if not os.path.isfile(os.path.join(programs_dir, prog + ".c")):
+                raise TopicError(f"topic {t['name']}: program {prog}: no tests/userspace/{prog}.c")
+            if arch is None or not only or only == arch:
+                out.append(prog)
+    if os.path.isdir(programs_dir):
+        for f in sorted(os.listdir(programs_dir)):
+            if f.endswith(".c") and f != "init.c" and f[:-2] not in owner:
+                raise TopicError(f"tests/userspace/{f} belongs to no topic (add it to a topic's Programs:)")
+    return out
+
+
 def main(argv):
     try:
         if argv[:1] == ["list"]:
@@ -141,8 +173,14 @@ def main(argv):
             if arch is not None and arch not in ARCHES:
                 raise TopicError(f"arch '{arch}' is not one of {' '.join(ARCHES)}")
             print("\n".join(suites(arch)))
+        elif argv[:1] == ["programs"] and len(argv) <= 2:
+            arch = argv[1] if len(argv) == 2 else None
+            if arch is not None and arch not in ARCHES:
+                raise TopicError(f"arch '{arch}' is not one of {' '.join(ARCHES)}")
+            print("\n".join(programs(arch)))
         elif argv[:1] == ["check"]:
             n = len(all_topics())
+            programs()
             print(f"topics: {n} topic files valid")
         else:
             print(__doc__, file=sys.stderr)

@@ -100,13 +100,15 @@ rm -rf "$ROOT" && mkdir -p "$ROOT/tests"
 "$UCC" "${cflags[@]}" -o "$ROOT/init" "$RUST_MM_TOP/tests/userspace/init.c" ||
 	die "cannot build tests/userspace/init.c ($UCC with static libc needed: $UCC_PKG)"
 : > "$ROOT/tests/order"
-for src in "$RUST_MM_TOP"/tests/userspace/*.c; do
-	name="$(basename "$src" .c)"
-	[ "$name" = init ] && continue
-	[ "${USERSPACE_OURS:-1}" = 0 ] && continue
-	# devdax needs x86_64's legacy pmem (memmap=! below) and 6.12's
-	# compound vmemmap, which arm64 does not select: not installed there.
-	[ "$name" = devdax ] && [ "$KARCH" != x86_64 ] && continue
+# Our programs: every topic's that runs on this arch (Programs: of
+# kernel-patches/*/topic; devdax is x86_64's: it needs the legacy pmem of
+# memmap=! below and 6.12's compound vmemmap, which arm64 does not
+# select), in name order.
+progs="$(python3 "$RUST_MM_TOP/scripts/lib/topics.py" programs "$KARCH" | sort)" ||
+	die "cannot read the topics' programs (scripts/lib/topics.py programs $KARCH)"
+[ "${USERSPACE_OURS:-1}" = 0 ] && progs=""
+for name in $progs; do
+	src="$RUST_MM_TOP/tests/userspace/$name.c"
 	"$UCC" "${cflags[@]}" -o "$ROOT/tests/rustmm_$name" "$src" || die "cannot build $src"
 	echo "rustmm_$name" >> "$ROOT/tests/order"
 done

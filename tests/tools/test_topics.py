@@ -18,7 +18,7 @@ sys.path.insert(0, os.path.join(TOP, "scripts", "lib"))
 import topics  # noqa: E402
 
 GOOD = ("Title: mm: a topic\nPrefix: RFC PATCH\nVersion: 1\nDepends: {dep}\n"
-        "Kconfig: CONFIG_X\nKUnit: x_suite\nArch: {arch}\nBench: benchmarks-x.json\n")
+        "Kconfig: CONFIG_X\nKUnit: x_suite\nArch: {arch}\nBench: benchmarks-x.json\nPrograms:\n")
 
 
 class Topics(unittest.TestCase):
@@ -50,7 +50,7 @@ class Topics(unittest.TestCase):
 
     def test_an_unknown_field_is_refused_by_name(self):
         self.make(["a"], {"a": GOOD.format(dep="", arch="") + "Suite: y\n"})
-        with self.assertRaisesRegex(topics.TopicError, r"a/topic:9: unknown key 'Suite'"):
+        with self.assertRaisesRegex(topics.TopicError, r"a/topic:10: unknown key 'Suite'"):
             topics.all_topics(self.d)
 
     def test_a_dependency_listed_later_or_unknown_is_refused(self):
@@ -65,6 +65,21 @@ class Topics(unittest.TestCase):
         self.make(["a"], {"a": GOOD.format(dep="", arch="riscv")})
         with self.assertRaisesRegex(topics.TopicError, "Arch 'riscv'"):
             topics.all_topics(self.d)
+
+    def test_a_program_without_a_topic_or_a_source_is_refused(self):
+        self.make(["a"], {"a": GOOD.format(dep="", arch="").replace("Programs:", "Programs: p q:arm64")})
+        progs = os.path.join(self.d, "progs")
+        os.makedirs(progs)
+        for f in ("p.c", "q.c", "init.c"):
+            open(os.path.join(progs, f), "w").close()
+        self.assertEqual(topics.programs("x86_64", self.d, progs), ["p"])
+        self.assertEqual(topics.programs("arm64", self.d, progs), ["p", "q"])
+        open(os.path.join(progs, "stray.c"), "w").close()
+        with self.assertRaisesRegex(topics.TopicError, "stray.c belongs to no topic"):
+            topics.programs("x86_64", self.d, progs)
+        os.remove(os.path.join(progs, "q.c"))
+        with self.assertRaisesRegex(topics.TopicError, "program q: no tests/userspace/q.c"):
+            topics.programs("x86_64", self.d, progs)
 
     def test_the_real_topics_read_and_name_every_suite(self):
         r = subprocess.run([sys.executable, os.path.join(TOP, "scripts", "lib", "topics.py"), "check"],
