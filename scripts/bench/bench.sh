@@ -54,6 +54,8 @@
 #                   sub-ID of an order-9 folio's four; 4000 gives two);
 #                   build/bench[-SYSTEM][-lto]-mmsN and
 #                   docs/benchmarks[-SYSTEM][-lto]-mmsN.* (rmap-id only)
+#   BENCH_PRINT     1: print each kernel's kunitconfig and every boot's QEMU
+#                   command line, then stop (nothing installed, built or booted)
 #   BENCH_KERNELS   which kernels to build and run now (default "base
 #                   patched"); the other's logs from an earlier run are
 #                   reused only if they were made with the same settings,
@@ -131,7 +133,11 @@ if [ "${BENCH_PRINT:-0}" = 1 ]; then
 		[ -z "$SYS_SLAB_CASE" ] ||
 			echo "boot $k $SYS_SLAB_CASE: $(QEMU_PRINT=1 qemu_run "$k" "$OUT/initramfs.cpio" "$(slab_env)")"
 	done
-	echo "report: docs/benchmarks$SYS_SUFFIX$TSUFFIX"
+	if [ "$CASES" = "$ALL_CASES" ]; then
+		echo "report: docs/benchmarks$SYS_SUFFIX$TSUFFIX"
+	else
+		echo "report: $OUT/partial/benchmarks (a subset of the cases)"
+	fi
 	exit 0
 fi
 

@@ -26,6 +26,7 @@
 #                   profiled over its whole gup_test ioctl (get, put and
 #                   gup_test's own work: the window brackets the ioctl,
 #                   bench times only the get)
+#   BENCH_PRINT     1: print every profile boot's QEMU command line, then stop
 #   BENCH_TIMEOUT   seconds per guest before it counts as hung (default 5400)
 #   BENCH_LTO       1: make bench BENCH_LTO=1's Clang ThinLTO kernels
 #                   (build/bench[-SYSTEM]-lto); tables in
