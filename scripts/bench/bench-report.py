@@ -21,6 +21,14 @@ check fell short (THP not allocated, not PTE-/PMD-mapped as the case
 defines, compound pages in an order-0 case), when a run never got a quiet
 window, or when its boots do not all have the same number of runs. The
 report refuses to be written at all if a case has no logs.
+
+What the measured system (--system) defines -- targets, the seed's figures,
+measurements per boot case and same-kernel ratios, the slab boot, the
+title and prose -- is read from tests/bench/systems/<system>.toml
+(scripts/bench/system.py). meta.provenance is the run's record from before
+its kernels were built (--provenance: scripts/bench/provenance.py record):
+commit, clean, base version, the series' fingerprints; meta.date the day
+its last boot ended.
 """
 import argparse
 import json
@@ -31,66 +39,28 @@ import statistics
 import subprocess
 import sys
 
-# The seed's figures (Intel Xeon, "all" stage vs v6.7-rc1, PTE-mapped THP).
-SEED = {"thp.remap": -34.8, "thp.munmap": 1.0, "thp.fork": 27.8,
-        "thp.cow": 0.7, "thp.cow-byte": 0.4, "thp.cow-reuse": -30.0,
-        "thp.cow-reuse-byte": -63.9, "thp.pte-dontneed": -0.5}
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import system as systems  # noqa: E402
 
-# Targets, in percent change: (low, high); None is unbounded.
-TARGET = {"thp.fork": (None, 5.0), "thp.munmap": (None, 2.0),
-          "thp.pte-dontneed": (None, 2.0), "thp.cow": (None, 1.0),
-          "thp.cow-byte": (None, 1.0),
-          # One write fault per folio (the batch upgrade of docs/folio-rmap.md)
-          # instead of one per page: at least 90 % fewer instructions.
-          "thp.cow-reuse": (None, -90.0), "thp.cow-reuse-byte": (None, -90.0),
-          "anon-cow-seq": (None, 2.0), "anon-cow-rand": (None, 2.0)}
-for _a in ("remap", "munmap", "fork", "cow", "cow-byte", "cow-reuse",
-           "cow-reuse-byte", "pte-dontneed"):
-    TARGET[f"small.{_a}"] = (-0.5, 0.5)
-    # 64 KiB mTHP (arm64): a PTE-mapped large folio like thp.*, same targets.
-    if f"thp.{_a}" in TARGET:
-        TARGET[f"mthp.{_a}"] = TARGET[f"thp.{_a}"]
+# What a system measures (its cases' targets, the seed's figures, its
+# report's title and prose) is its file's, tests/bench/systems/<system>.toml
+# (scripts/bench/system.py). TARGET and SEED are the measured system's
+# (case_result() reads them; the default system's until main() loads
+# BENCH_SYSTEM's): percent change, (low, high), None unbounded.
+SYSTEM = systems.load(systems.DEFAULT)
+TARGET = dict(SYSTEM.targets)
+SEED = dict(SYSTEM.seed)
 
-# BENCH_SYSTEM=contpte (arm64): the contpte decisions were out-of-line calls
-# in C already, so every case must stay within +0.5 % of the base. Order-0
-# runs 6.12's code unchanged (its entries never leave pgtable.h): there the
-# band is two-sided, any change is a finding. On large folios a case that is
-# cheaper than 6.12 is not a miss (docs/contpte.md says where it comes from).
-CONTPTE_TARGET = {f"{k}.{a}": ((-0.5, 0.5) if k == "small" else (None, 0.5))
-                  for k in ("thp", "mthp", "small")
-                  for a in ("fork", "munmap", "pte-dontneed")}
-# BENCH_SYSTEM=vma-lock: the per-VMA lock word; no case may cost more than
-# +1 % instructions (cheaper is not a miss: the word replaces a pointer
-# chase and an rw_semaphore).
-VMA_TARGET = {c: (None, 1.0) for c in ("vma.pft-1t", "vma.pft-2t", "vma.mmap-churn",
-                                       "vma.fork-vmas")}
-# Slab memory per vma (the vma.slab boots): the patched kernel must spend at
-# least this many bytes per vma less than the base.
-VMA_SLAB_SAVING = 40.0
-# BENCH_SYSTEM=pagemap-swap: each boot case pm.dN (N % of the pages written,
-# half of those paged out) measures pm.dN.bB.<reader> for every batch B.
-# The readers that did not opt in (private anon, shared memory) must stay
-# within +-0.5 % of the base; on the patched kernel the opted-in reader of
-# shared memory must stay within PM_RATIO_TARGET of the private anon
-# reader (the seed's version: about 4x; a same-kernel ratio, its interval
-# from the same bootstrap over the boots of that one kernel).
-PM_BATCHES = (1, 64, 512, 1024)
-PM_READERS = ("anon", "shared")
-PM_RATIO_TARGET = 1.5
-# BENCH_SYSTEM=compound-pagemaps (x86_64): gup_test's get loop over a
-# device-dax (the kernel's get_delta_usec x 1000: instructions under
-# -icount shift=0). gup-fast on 2 MiB folios, one reference per folio run
-# instead of one per page: at least 10x fewer instructions (patched / base
-# <= 0.1, seed 004's target). The 4 KiB device (order-0 folios, PTE-mapped:
-# gup-fast's devmap PTE path) and the slow path (get_user_pages, a page at
-# a time through follow_devmap_pmd()) are not changed: within +-0.5 %.
-CP_TARGET = {"cp.gup-fast-2m": (None, -90.0), "cp.pin-fast-2m": (None, -90.0),
-             "cp.gup-fast-4k": (-0.5, 0.5), "cp.pin-fast-4k": (-0.5, 0.5),
-             "cp.gup-slow-2m": (-0.5, 0.5)}
-TITLE = {"rmap-id": "rmap IDs, COW reuse", "contpte": "contpte decisions in Rust",
-         "vma-lock": "the per-VMA lock word",
-         "pagemap-swap": "swapped-out shared memory in pagemap",
-         "compound-pagemaps": "compound pagemaps, gup-fast per folio run"}
+
+def use_system(name):
+    """Load system @name and make its targets and seed figures TARGET and SEED."""
+    s = systems.load(name)
+    TARGET.clear()
+    TARGET.update(s.targets)
+    SEED.clear()
+    SEED.update(s.seed)
+    return s
+
 
 MAPPED = {"thp-pte": "pte", "thp-pmd": "pmd", "small": "pte", "mthp-pte": "pte", "none": "-",
           "swap": "-", "devdax-pmd": "pmd", "devdax-pte": "pte"}
@@ -196,17 +166,20 @@ def boot_runs(logs, kernel, boot_case, name, boots_n, problems):
     return boots
 
 
-def ratio_result(boot_case, num, den, logs, boots_n, rng, kernel="patched"):
+def ratio_result(boot_case, num, den, logs, boots_n, rng, target, kernel="patched"):
     """Measurement @num against @den, both of @boot_case's boots on one
     kernel: the ratio of their medians of boot medians, and a 95 % interval
     from boots resampled together (the two readers of a boot share its
-    state), runs within each boot resampled."""
+    state), runs within each boot resampled; its verdict against @target
+    (at most; None: no target, no verdict)."""
     problems = []
     a = boot_runs(logs, kernel, boot_case, num, boots_n, problems)
     b = boot_runs(logs, kernel, boot_case, den, boots_n, problems)
-    row = {"case": f"{num} / {den}", "kernel": kernel, "target_ratio": PM_RATIO_TARGET,
+    row = {"case": f"{num} / {den}", "kernel": kernel, "target_ratio": target,
            "refused": "; ".join(problems) or None}
     if problems:
+        if target is None:
+            row["verdict"] = None
         return row
     row["num_ms"], row["den_ms"] = stat(a) / 1e6, stat(b) / 1e6
     row["ratio"] = stat(a) / stat(b)
@@ -218,8 +191,8 @@ def ratio_result(boot_case, num, den, logs, boots_n, rng, kernel="patched"):
         ratios.append(s[0] / s[1])
     ratios.sort()
     row["ci"] = [ratios[int(0.025 * BOOTSTRAP)], ratios[int(0.975 * BOOTSTRAP) - 1]]
-    row["verdict"] = "met" if row["ci"][1] <= PM_RATIO_TARGET else \
-        "missed" if row["ci"][0] > PM_RATIO_TARGET else "inconclusive"
+    row["verdict"] = None if target is None else "met" if row["ci"][1] <= target else \
+        "missed" if row["ci"][0] > target else "inconclusive"
     return row
 
 
@@ -314,6 +287,28 @@ def fmt_target(t):
     return f"≤ {t[1]:+.1f}%" if t[0] is None else f"{t[0]:+.1f}%..{t[1]:+.1f}%"
 
 
+def run_date(logs):
+    """The day (UTC) the run's last boot ended: its newest log's mtime, so
+    that a report rewritten from the same logs keeps its date."""
+    import datetime
+    times = [os.path.getmtime(os.path.join(logs, f)) for f in os.listdir(logs) if f.endswith(".log")]
+    if not times:
+        return None
+    return datetime.datetime.fromtimestamp(max(times), datetime.timezone.utc).strftime("%Y-%m-%d")
+
+
+def provenance_md(prov):
+    """The report's line on where its kernels came from."""
+    if not prov:
+        return "repository: **provenance not recorded**"
+    state = "clean" if prov.get("clean") else (
+        f"**dirty**: {prov.get('dirty_count', 0)} changed, "
+        + ", ".join(f"`{p}`" for p in prov.get("dirty", [])[:5]))
+    fps = ", ".join(f"{t} `{prov['fingerprints'][t][:12]}`" for t in prov.get("chain", []))
+    return (f"repository commit `{(prov.get('commit') or '?')[:12]}` ({state}); series "
+            f"fingerprints (`scripts/bench/provenance.py`): {fps}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     for a in ("logs", "cases", "base-manifest", "patched-manifest", "base-config",
@@ -321,62 +316,57 @@ def main():
         ap.add_argument("--" + a, required=True)
     ap.add_argument("--reused", default="")
     ap.add_argument("--target", default="x86_64", choices=sorted(IMAGE))
-    ap.add_argument("--system", default="rmap-id", choices=sorted(TITLE))
+    ap.add_argument("--system", default=systems.DEFAULT, choices=systems.names())
     ap.add_argument("--boots", type=int, required=True)
     ap.add_argument("--runs", type=int, required=True)
     ap.add_argument("--mib", type=int, required=True)
     ap.add_argument("--lto", action="store_true",
                     help="both kernels are Clang ThinLTO builds, the patched one with rust/mm in the LTO link")
     ap.add_argument("--slab-logs", default="", help="directory of the vma.slab boots' logs")
+    ap.add_argument("--provenance", default="",
+                    help="the run's provenance (scripts/bench/provenance.py record)")
     ap.add_argument("--mms", type=int, default=0,
                     help="the cases ran in a process forked after this many idle ones (BENCH_MMS)")
     args = ap.parse_args()
 
-    if args.system == "contpte":
-        TARGET.clear()
-        TARGET.update(CONTPTE_TARGET)
-        SEED.clear()
-    if args.system == "vma-lock":
-        TARGET.clear()
-        TARGET.update(VMA_TARGET)
-        SEED.clear()
-    if args.system == "pagemap-swap":
-        TARGET.clear()
-        SEED.clear()
-    if args.system == "compound-pagemaps":
-        TARGET.clear()
-        TARGET.update(CP_TARGET)
-        SEED.clear()
+    sys_ = use_system(args.system)
     slab = None
     if args.slab_logs:
-        slab = {k: slab_result(os.path.join(args.slab_logs, f"{k}-vma.slab.log"))
+        if not sys_.slab:
+            raise SystemExit(f"bench-report: --slab-logs, but {sys_.where} has no [slab]")
+        slab = {k: slab_result(os.path.join(args.slab_logs, f"{k}-{sys_.slab['case']}.log"))
                 for k in ("base", "patched")}
         saving = slab["base"]["total"]["bytes_per_vma"] - slab["patched"]["total"]["bytes_per_vma"]
         slab["saving_bytes_per_vma"] = saving
-        slab["target_saving"] = VMA_SLAB_SAVING
-        slab["verdict"] = "met" if saving >= VMA_SLAB_SAVING else "missed"
+        slab["target_saving"] = sys_.slab["saving"]
+        slab["verdict"] = "met" if saving >= sys_.slab["saving"] else "missed"
     rng = random.Random(20261123)
     ratios = []
-    if args.system == "pagemap-swap":
+    m = sys_.measurements
+    if m:
+        # Each boot case measures C.b<batch>.<reader>, base vs patched, and
+        # per batch the same-kernel ratios (in this order: the bootstrap's
+        # random stream is shared).
         rows = []
         for c in args.cases.split():
-            for bsz in PM_BATCHES:
-                for rd in PM_READERS:
+            for bsz in m["batches"]:
+                for rd in m["readers"]:
                     sub = f"{c}.b{bsz}.{rd}"
-                    TARGET[sub] = (-0.5, 0.5)
+                    TARGET[sub] = m["target"]
                     rows.append(case_result(sub, args.logs, args.boots, rng, boot_case=c))
-                ratios.append(ratio_result(c, f"{c}.b{bsz}.shared-optin", f"{c}.b{bsz}.anon",
-                                           args.logs, args.boots, rng))
-                # Not a target: what the opt-in costs the same reader.
-                r = ratio_result(c, f"{c}.b{bsz}.shared-optin", f"{c}.b{bsz}.shared",
-                                 args.logs, args.boots, rng)
-                r["target_ratio"], r["verdict"] = None, None
-                ratios.append(r)
+                for r in m["ratios"]:
+                    ratios.append(ratio_result(c, f"{c}.b{bsz}.{r['num']}", f"{c}.b{bsz}.{r['den']}",
+                                               args.logs, args.boots, rng, r["max"]))
     else:
         rows = [case_result(c, args.logs, args.boots, rng) for c in args.cases.split()]
     mb, mp = manifest(args.base_manifest), manifest(args.patched_manifest)
-    repo = subprocess.run(["git", "-C", os.path.dirname(os.path.abspath(__file__)), "describe",
-                           "--always", "--dirty", "--abbrev=12"], capture_output=True, text=True).stdout.strip()
+    # Where the kernels came from (scripts/bench/provenance.py record, made
+    # by bench.sh before it built them); none: the report says so, and
+    # provenance.py status calls it stale.
+    prov = None
+    if args.provenance and os.path.exists(args.provenance):
+        with open(args.provenance) as f:
+            prov = json.load(f)
     meta = {
         "command": args.command,
         "target": args.target,
@@ -386,7 +376,8 @@ def main():
         "statistic": f"median of {args.boots} boot medians per kernel; interval: 95 % "
                      f"hierarchical bootstrap of the ratio",
         "boots": args.boots, "runs_per_boot": args.runs, "mib_per_case": args.mib,
-        "repository": repo,
+        "date": run_date(args.logs),
+        "provenance": prov,
         "reused": args.reused.split(),
         "base": mb, "patched": mp,
         "config_difference": diffconfig(args.diffconfig, args.base_config, args.patched_config),
@@ -415,7 +406,7 @@ def main():
     ax.axvline(0, color="black", linewidth=0.8)
     ax.set_xlabel("patched vs base, % change in instructions (bars: 95 % bootstrap interval; "
                   "green met, red missed, orange inconclusive, grey no target)", fontsize=8)
-    ax.set_title(f"{TITLE[args.system]} on {args.target}: {args.boots} boots x {args.runs} runs per case "
+    ax.set_title(f"{sys_.title} on {args.target}: {args.boots} boots x {args.runs} runs per case "
                  f"and kernel, {args.mib} MiB, QEMU -icount shift=0,sleep=off")
     fig.tight_layout()
     fig.savefig(args.out + ".png", dpi=100)
@@ -426,28 +417,11 @@ def main():
                 "enabled), " if any(c.startswith("mthp.") for c in args.cases.split()) else "")
              + "`small.*` = order-0 pages; folios verified before every window")
     numbers = []
-    if args.system == "compound-pagemaps":
+    # The system's own prose for its cases (its file's report_text).
+    kinds = sys_.report_text.get("kinds", kinds)
+    if sys_.report_text.get("numbers"):
         append = mb.get("settings", "").partition(" append=")[2]
-        kinds = ("`cp.*` = gup_test over `/dev/dax0.0` of 2 MiB folios (`-2m`, PMD-mapped) or "
-                 "4 KiB folios (`-4k`, PTE-mapped), all of the area in calls of 512 pages, "
-                 "FOLL_WRITE; the device's align and its pages' pfns (pagemap) and the "
-                 "mapping's faults verified once per boot, the data and the pin counters "
-                 "after every run")
-        numbers = [
-            "For `cp.*` the number is **not** the program's window: it is gup_test's own "
-            "`get_delta_usec` × 1000 (`mm/gup_test.c`: ktime around its loop of "
-            "`get_user_pages_fast()` / `pin_user_pages_fast()` / `get_user_pages()` calls; "
-            "the same ioctl then puts the pages back, timed apart), i.e. the instructions of "
-            "the get loop alone, to the nearest 1000. The put is not in it: "
-            "`unpin_user_pages()` already releases one folio run at a time in 6.12, and "
-            "gup_test's `put_page()` per page is the test's own. The guests boot with "
-            f"`{append or 'memmap=512M!1G nokaslr norandmaps'}` (guest RAM from 1 GiB made "
-            "legacy pmem; `tests/bench/devdax_setup.h` makes the device-dax of it by sysfs "
-            "writes, mode `ram`, the align of the case). Targets: gup-fast on 2 MiB folios at "
-            "least 10x fewer instructions (≤ −90 %; seed 004 measured 14x for "
-            "`get_user_pages_fast()` and 23x for `pin_user_pages_fast()` on 2 MiB, wall "
-            "time); the 4 KiB device (gup-fast's devmap PTE path) and the slow path, which "
-            "the topic does not change, within ±0.5 %.", ""]
+        numbers = [sys_.report_text["numbers"].replace("{append}", append or sys_.append), ""]
     lto = "; Clang ThinLTO" if args.lto else ""
     if args.mms:
         lto += f"; after {args.mms} idle processes"
@@ -456,7 +430,7 @@ def main():
                    f"so its rmap ID and its children's are above {args.mms}, as on a machine "
                    f"with that many processes (without it the guest's processes get IDs below "
                    "64)", *numbers]
-    md = [f"# Benchmarks: base 6.12 vs patched ({TITLE[args.system]}{lto})"
+    md = [f"# Benchmarks: base 6.12 vs patched ({sys_.title}{lto})"
           + ("" if args.target == "x86_64" else f", {args.target}"), "",
           "Generated by `scripts/bench/bench-report.py` from the boots of:", "",
           "```sh", args.command, "```", "",
@@ -477,7 +451,7 @@ def main():
           f"(`scripts/diffconfig`): {', '.join('`' + l.strip() + '`' for l in meta['config_difference'])}",
           f"- images: base {IMAGE[args.target]} sha256 `{mb.get('image_sha256')}`, patched "
           f"`{mp.get('image_sha256')}`; initramfs sha256 `{mb.get('initramfs_sha256')}`; "
-          f"repository `{repo}`" + (f"; **reused from an earlier run (same hashes): "
+          f"{provenance_md(prov)}" + (f"; **reused from an earlier run (same hashes): "
                                      f"{', '.join(meta['reused'])}**" if meta["reused"] else ""),
           f"- guest ({mb.get('qemu_version')}): `{mb.get('qemu_cmdline')}`",
           f"- {args.boots} fresh boots per case and kernel, in alternating order (base, "
@@ -512,7 +486,7 @@ def main():
                   f"| {faults_cell(b, p)} | {rej} | {checks} |")
     if slab:
         md += ["", "## Slab memory per vma", "",
-               "`vma.slab`: one more boot per kernel (same image, `slab_nomerge` added so "
+               f"`{sys_.slab['case']}`: one more boot per kernel (same image, `{sys_.slab['boot']}` added so "
                "every cache is its own) makes 40,000 one-page vmas and reads `/proc/slabinfo` "
                "before and after: bytes per vma = new slabs × pages per slab × 4096 / 40,000.", "",
                "| kernel | cache | object size | objects per slab | pages per slab | "
@@ -530,17 +504,19 @@ def main():
             md.append(f"| {k} | **total** | | | | **{t['bytes_per_vma']:.1f}** "
                       f"({t['pages_per_1000']:.1f} pages per 1000 vmas) |")
         md += ["", f"Saving: **{slab['saving_bytes_per_vma']:.1f} bytes per vma** (target: at "
-                   f"least {VMA_SLAB_SAVING:.0f}): {slab['verdict']}."]
+                   f"least {sys_.slab['saving']:.0f}): {slab['verdict']}."]
         print(f"  slab: base {slab['base']['total']['bytes_per_vma']:.1f} B/vma, patched "
               f"{slab['patched']['total']['bytes_per_vma']:.1f} B/vma, saving "
               f"{slab['saving_bytes_per_vma']:.1f} ({slab['verdict']})")
     if ratios:
-        md += ["", "## Same kernel: the opted-in reader of shared memory", "",
-               "On the patched kernel, within each boot: the opted-in reader of the memfd's "
-               "range (`shared-optin`) against the private anon reader of the same state "
-               f"(`anon`; target: at most {PM_RATIO_TARGET}x at every batch size) and against "
-               "the same range read without the opt-in (`shared`; no target: what the "
-               "opt-in costs). Ratio of medians of boot medians; interval: 95 % bootstrap, "
+        # The system's words for its ratios ({max}: their target).
+        most = max((r["max"] for r in sys_.measurements["ratios"] if r["max"]), default=None)
+        md += ["", "## " + sys_.report_text.get("ratios_title", "Same kernel: measurement against measurement"),
+               "",
+               sys_.report_text.get("ratios", "On the patched kernel, within each boot: one measurement "
+                                    "against another of the same state (target: at most {max}x where "
+                                    "there is one).").replace("{max}", str(most)) +
+               " Ratio of medians of boot medians; interval: 95 % bootstrap, "
                "boots resampled together, runs within each.", "",
                "| measurements | ms | ratio | 95 % interval | target | verdict |",
                "|---|---|---|---|---|---|"]

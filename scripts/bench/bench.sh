@@ -25,41 +25,22 @@
 #   BENCH_MIB       memory per case in MiB (default 256)
 #   BENCH_JOBS      guests run at once (default 2: one per host core; under
 #                   -icount sleep=off guest time does not depend on it)
-#   BENCH_CASES     cases to run (default all 18; 25 on arm64); the report of a subset
+#   BENCH_CASES     cases to run (default all the system's: rmap-id 18, 25 on
+#                   arm64); the report of a subset
 #                   goes to build/bench/partial/, never into docs/
 #   BENCH_TIMEOUT   seconds per guest before it counts as hung (default 3600)
-#   BENCH_SYSTEM    the system measured (default rmap-id): rmap-id's patched
-#                   kernel has CONFIG_MM_RMAP_ID=y; contpte (ARCH=arm64) has
-#                   only CONFIG_ARM64_CONTPTE_RUST=y, runs seed 001's cases
-#                   (fork, munmap, MADV_DONTNEED on 2M THP, 64K mTHP and
-#                   order-0) against a +-0.5 % target, and writes
-#                   build/bench-arm64-contpte and docs/benchmarks-contpte-arm64.*;
-#                   vma-lock has only CONFIG_PER_VMA_LOCK_RUST=y, runs the
-#                   per-VMA lock's cases (page faults with 1 and 2 threads,
-#                   mmap churn, fork of 1000 vmas; +1 % target) and one
-#                   more boot per kernel with slab_nomerge that reads the
-#                   slab bytes per vma of 40,000 vmas (vma.slab), and
-#                   writes docs/benchmarks-vma-lock.*;
-#                   pagemap-swap has only CONFIG_PAGEMAP_SHARED_SWAP=y
-#                   (both kernels get zram, booted with 512 MiB of zram
-#                   swap), runs pm.d0/d50/d100 (pagemap of a memfd and of
-#                   private anon memory, 0/50/100 % written, half of that
-#                   paged out; 1/64/512/1024-entry reads) and pm.d50rev
-#                   (d50 paged out in reverse: scattered swap slots), and writes
-#                   docs/benchmarks-pagemap-swap.*: the reader without
-#                   the opt-in within +-0.5 % of the base, the opted-in
-#                   reader of shared memory within 1.5x of the private
-#                   anon reader on the patched kernel;
-#                   compound-pagemaps (x86_64) has only
-#                   CONFIG_COMPOUND_PAGEMAPS_RUST=y (both kernels get
-#                   legacy pmem, nvdimm and device-dax, gup_test; booted
-#                   with memmap=512M!1G), runs gup_test's get/pin_user_pages_fast
-#                   over a 2M- and a 4K-aligned /dev/dax0.0 and the slow
-#                   get_user_pages over the 2M one (cp.*; the time is
-#                   gup_test's get loop alone), and writes
-#                   docs/benchmarks-compound-pagemaps.*: gup-fast on 2 MiB
-#                   folios at least 10x fewer instructions, 4K and the
-#                   slow path within +-0.5 % of the base
+#   BENCH_SYSTEM    the system measured (default rmap-id): one of
+#                   tests/bench/systems/*.toml, which says everything per
+#                   system (scripts/bench/system.py): its topic (the patched
+#                   kernel has only that topic's option, from
+#                   kernel-patches/<topic>/topic), the arches it runs on,
+#                   its cases per arch, its guests' extra kernel command
+#                   line and kernel config, its targets, the report's name
+#                   (docs/benchmarks-<system>[-<arch>].*, build/bench[-<arch>]-<system>)
+#                   and what else it needs (vma-lock's slab boot,
+#                   pagemap-swap's measurements per boot case); e.g.
+#                   contpte (ARCH=arm64: seed 001's cases against +0.5 %),
+#                   vma-lock, pagemap-swap, compound-pagemaps (x86_64)
 #   BENCH_LTO       1: both kernels are Clang ThinLTO builds
 #                   (CONFIG_LTO_CLANG_THIN=y), and the patched one has
 #                   rust/mm in the LTO link (CONFIG_RUST_MM_LTO=y), which
@@ -73,6 +54,8 @@
 #                   sub-ID of an order-9 folio's four; 4000 gives two);
 #                   build/bench[-SYSTEM][-lto]-mmsN and
 #                   docs/benchmarks[-SYSTEM][-lto]-mmsN.* (rmap-id only)
+#   BENCH_PRINT     1: print each kernel's kunitconfig and every boot's QEMU
+#                   command line, then stop (nothing installed, built or booted)
 #   BENCH_KERNELS   which kernels to build and run now (default "base
 #                   patched"); the other's logs from an earlier run are
 #                   reused only if they were made with the same settings,
@@ -95,53 +78,14 @@ RUNS="${BENCH_RUNS:-5}"
 MIB="${BENCH_MIB:-256}"
 JOBS="${BENCH_JOBS:-2}"
 TIMEOUT="${BENCH_TIMEOUT:-3600}"
-ALL_CASES="thp.remap thp.munmap thp.fork thp.cow thp.cow-byte thp.cow-reuse thp.cow-reuse-byte thp.pte-dontneed
-small.remap small.munmap small.fork small.cow small.cow-byte small.cow-reuse small.cow-reuse-byte small.pte-dontneed
-anon-cow-seq anon-cow-rand"
-# arm64: the same cases on 64 KiB mTHP, PTE-mapped from the start (no remap).
-[ "$TARGET" = arm64 ] &&
-	ALL_CASES="$ALL_CASES mthp.munmap mthp.fork mthp.cow mthp.cow-byte mthp.cow-reuse mthp.cow-reuse-byte mthp.pte-dontneed"
-SYSTEM="${BENCH_SYSTEM:-rmap-id}"
+# The measured system, as tests/bench/systems/<system>.toml declares it
+# (SYSTEM SYS_CASES SYS_APPEND SYS_SUFFIX SYS_KCONFIG SYS_OPTION ...:
+# scripts/bench/system.py shell); it refuses an arch the system does not run on.
+sysvars="$(python3 "$RUST_MM_TOP/scripts/bench/system.py" shell "${BENCH_SYSTEM:-}" "$TARGET")" || exit 1
+eval "$sysvars"
+ALL_CASES="$SYS_CASES"
 # Kernel command-line words the system's guests get beyond the harness's.
-BENCH_APPEND=""
-case "$SYSTEM" in
-rmap-id) SYS_SUFFIX="" ;;
-contpte)
-	[ "$KARCH" = arm64 ] || die "BENCH_SYSTEM=contpte measures arm64's contiguous PTEs: use ARCH=arm64"
-	SYS_SUFFIX=-contpte
-	ALL_CASES="thp.fork thp.munmap thp.pte-dontneed mthp.fork mthp.munmap mthp.pte-dontneed small.fork small.munmap small.pte-dontneed"
-	;;
-vma-lock)
-	SYS_SUFFIX=-vma-lock
-	ALL_CASES="vma.pft-1t vma.pft-2t vma.mmap-churn vma.fork-vmas"
-	;;
-pagemap-swap)
-	SYS_SUFFIX=-pagemap-swap
-	ALL_CASES="pm.d0 pm.d50 pm.d100 pm.d50rev"
-	# norandmaps: the same address-space layout in every boot (with
-	# nothing mapped, a pagemap read costs what the page-table levels
-	# around the range hold, which randomized mmap bases change).
-	BENCH_APPEND="RUSTMM_SWAP_MIB=512 norandmaps"
-	;;
-compound-pagemaps)
-	[ "$KARCH" = x86_64 ] || die "BENCH_SYSTEM=compound-pagemaps is x86_64's (CONFIG_COMPOUND_PAGEMAPS_RUST depends on X86_64)"
-	SYS_SUFFIX=-compound-pagemaps
-	ALL_CASES="cp.gup-fast-2m cp.pin-fast-2m cp.gup-fast-4k cp.pin-fast-4k cp.gup-slow-2m"
-	# memmap=512M!1G: guest RAM [1 GiB, 1.5 GiB) becomes e820 type 12
-	# (legacy pmem: CONFIG_X86_PMEM_LEGACY makes region0/namespace0.0 of
-	# it, which tests/bench/devdax_setup.h turns into /dev/dax0.0). The
-	# bench guest has 2 GiB (-m 2048, -machine pc: all of it below 4 GiB,
-	# one e820 RAM range up to 2 GiB, the initrd loaded at its top), so
-	# the region lies inside RAM, away from the kernel image (16 MiB,
-	# nokaslr) and the initrd (just below 2 GiB); its start and size are
-	# multiples of the 128 MiB memory section, so no section holds boot
-	# RAM and device memory both (an early section would change the
-	# vmemmap plan); 1.5 GiB of RAM is left. nokaslr and norandmaps: the
-	# same physical and virtual layout in every boot.
-	BENCH_APPEND="memmap=512M!1G nokaslr norandmaps"
-	;;
-*) die "BENCH_SYSTEM=$SYSTEM is not supported; supported: rmap-id contpte vma-lock pagemap-swap compound-pagemaps" ;;
-esac
+BENCH_APPEND="$SYS_APPEND"
 LTO="${BENCH_LTO:-0}"
 case "$LTO" in
 0) ;;
@@ -153,22 +97,63 @@ case "$MMS" in
 0) ;;
 *[!0-9]*) die "BENCH_MMS=$MMS: a number of idle processes" ;;
 *)
-	[ "$SYSTEM" = rmap-id ] || die "BENCH_MMS is for BENCH_SYSTEM=rmap-id (the IDs of the measured process)"
+	[ "$SYS_MMS" = 1 ] || die "BENCH_MMS is not for BENCH_SYSTEM=$SYSTEM (the rmap IDs of the measured process: tests/bench/systems/$SYSTEM.toml has no mms = true)"
 	SYS_SUFFIX="$SYS_SUFFIX-mms$MMS"
-	BENCH_APPEND="RUSTMM_BENCH_MMS=$MMS"
+	BENCH_APPEND="${BENCH_APPEND:+$BENCH_APPEND }RUSTMM_BENCH_MMS=$MMS"
 	;;
 esac
 CASES="$(echo ${BENCH_CASES:-$ALL_CASES})"
 OUT="$BUILD_DIR/bench$TSUFFIX$SYS_SUFFIX"
 LOGS="$OUT/logs"
-mkdir -p "$LOGS"
 [ "$BOOTS" -ge 3 ] 2>/dev/null || die "BENCH_BOOTS=$BOOTS: at least 3 boots per kernel are needed for an interval"
 
 # shellcheck source=scripts/bench/lib.sh
 . "$RUST_MM_TOP/scripts/bench/lib.sh"
+
+# The kernel command line of a boot of CASE beyond qemu_run's own words,
+# and of the system's slab boot.
+boot_env() { # CASE
+	echo "RUSTMM_BENCH_RUNS=$RUNS RUSTMM_BENCH_MIB=$MIB RUSTMM_BENCH_CASE=$1${BENCH_APPEND:+ $BENCH_APPEND}"
+}
+slab_env() {
+	echo "$SYS_SLAB_BOOT RUSTMM_BENCH_RUNS=1 RUSTMM_BENCH_MIB=$MIB RUSTMM_BENCH_CASE=$SYS_SLAB_CASE${BENCH_APPEND:+ $BENCH_APPEND}"
+}
+
+# BENCH_PRINT=1: print what would be built and booted -- each kernel's
+# kunitconfig, each boot's QEMU command line (qemu_run's QEMU_PRINT=1), the
+# report's name -- and stop: nothing is installed, built or booted.
+if [ "${BENCH_PRINT:-0}" = 1 ]; then
+	for k in base patched; do
+		echo "kunitconfig $k:"
+		bench_extra_config "$k"
+		bench_kunitconfig "$EXTRA_CONFIG" | sed 's/^/  /'
+		for c in $CASES; do
+			echo "boot $k $c: $(QEMU_PRINT=1 qemu_run "$k" "$OUT/initramfs.cpio" "$(boot_env "$c")")"
+		done
+		[ -z "$SYS_SLAB_CASE" ] ||
+			echo "boot $k $SYS_SLAB_CASE: $(QEMU_PRINT=1 qemu_run "$k" "$OUT/initramfs.cpio" "$(slab_env)")"
+	done
+	if [ "$CASES" = "$ALL_CASES" ]; then
+		echo "report: docs/benchmarks$SYS_SUFFIX$TSUFFIX"
+	else
+		echo "report: $OUT/partial/benchmarks (a subset of the cases)"
+	fi
+	exit 0
+fi
+
+mkdir -p "$LOGS"
 bench_prepare
 
 KERNELS="${BENCH_KERNELS-base patched}"
+# Where the kernels built now come from (commit, clean, base, the series'
+# fingerprints: scripts/bench/provenance.py), taken before they are built;
+# a report only rewritten (BENCH_KERNELS=) keeps the run's.
+if [ -n "${KERNELS// /}" ]; then
+	python3 "$RUST_MM_TOP/scripts/bench/provenance.py" record --system "$SYSTEM" --lto "$LTO" \
+		--base-version "$LINUX_DEB_VERSION" > "$OUT/provenance.json.tmp" ||
+		die "cannot record the provenance (scripts/bench/provenance.py)"
+	mv "$OUT/provenance.json.tmp" "$OUT/provenance.json"
+fi
 settings="boots=$BOOTS runs=$RUNS mib=$MIB cases=$(echo $CASES | tr ' ' ,)${BENCH_APPEND:+ append=$BENCH_APPEND}"
 for k in base patched; do
 	if [[ " $KERNELS " == *" $k "* ]]; then
@@ -204,8 +189,7 @@ say "$njobs boots ($BOOTS per case and kernel, $JOBS at a time); logs in $LOGS"
 one() { # KERNEL CASE BOOT
 	local log="$LOGS/$1-$2-$3.log" rc
 	rm -f "$log"
-	timeout "$TIMEOUT" bash -c 'qemu_run "$@"' qemu_run "$1" "$OUT/initramfs.cpio" \
-		"RUSTMM_BENCH_RUNS=$RUNS RUSTMM_BENCH_MIB=$MIB RUSTMM_BENCH_CASE=$2${BENCH_APPEND:+ $BENCH_APPEND}" \
+	timeout "$TIMEOUT" bash -c 'qemu_run "$@"' qemu_run "$1" "$OUT/initramfs.cpio" "$(boot_env "$2")" \
 		< /dev/null 2>&1 | tr -d '\r' > "$log.tmp"
 	rc=${PIPESTATUS[0]}
 	mv "$log.tmp" "$log"
@@ -221,7 +205,7 @@ one() { # KERNEL CASE BOOT
 	fi
 	return 1
 }
-export -f one qemu_run say die
+export -f one boot_env qemu_run say die
 export LOGS RUNS MIB TIMEOUT OUT RUST_MM_TOP KARCH QEMU KIMAGE CONSOLE BENCH_APPEND
 
 start=$SECONDS
@@ -236,15 +220,15 @@ if ! xargs -r -P "$JOBS" -L 1 bash -c 'r="$(one "$0" "$1" "$2")"; echo "rust-mm:
 fi
 say "all $njobs boots done in $(((SECONDS - start) / 60)) min"
 
-# vma-lock: the slab cost of a vma, one boot per kernel with slab_nomerge
-# (each cache its own, as /proc/slabinfo must show it).
+# The system's slab boot (vma-lock: the slab cost of a vma), one per kernel
+# with its words first (slab_nomerge: each cache its own, as /proc/slabinfo
+# must show it).
 slab_args=()
-if [ "$SYSTEM" = vma-lock ]; then
+if [ -n "$SYS_SLAB_CASE" ]; then
 	for k in base patched; do
 		[[ " $KERNELS " == *" $k "* ]] || continue
-		log="$LOGS/$k-vma.slab.log"
-		timeout "$TIMEOUT" bash -c 'qemu_run "$@"' qemu_run "$k" "$OUT/initramfs.cpio" \
-			"slab_nomerge RUSTMM_BENCH_RUNS=1 RUSTMM_BENCH_MIB=$MIB RUSTMM_BENCH_CASE=vma.slab" \
+		log="$LOGS/$k-$SYS_SLAB_CASE.log"
+		timeout "$TIMEOUT" bash -c 'qemu_run "$@"' qemu_run "$k" "$OUT/initramfs.cpio" "$(slab_env)" \
 			< /dev/null 2>&1 | tr -d '\r' > "$log"
 		grep -q '^RUSTMM-BENCH-DONE errors=0' "$log" && grep -q '^RUSTMM-SLAB total' "$log" ||
 			{ tail -n 30 "$log"; die "[$k] the slab boot did not complete"; }
@@ -259,7 +243,7 @@ for k in base patched; do
 done
 cmd="make bench BENCH_BOOTS=$BOOTS BENCH_RUNS=$RUNS BENCH_MIB=$MIB"
 [ "$TARGET" = x86_64 ] || cmd="make bench ARCH=$ARCH BENCH_BOOTS=$BOOTS BENCH_RUNS=$RUNS BENCH_MIB=$MIB"
-[ "$SYSTEM" = rmap-id ] || cmd+=" BENCH_SYSTEM=$SYSTEM"
+[ "$SYS_DEFAULT" = 1 ] || cmd+=" BENCH_SYSTEM=$SYSTEM"
 lto_args=()
 [ "$LTO" = 1 ] && cmd+=" BENCH_LTO=1" && lto_args=(--lto)
 [ "$MMS" = 0 ] || { cmd+=" BENCH_MMS=$MMS"; lto_args+=(--mms "$MMS"); }
@@ -275,5 +259,6 @@ python3 "$RUST_MM_TOP/scripts/bench/bench-report.py" \
 	--base-manifest "$OUT/manifest-base.txt" --patched-manifest "$OUT/manifest-patched.txt" \
 	--base-config "$OUT/kernel-base/.config" --patched-config "$OUT/kernel-patched/.config" \
 	--diffconfig "$KSRC/scripts/diffconfig" --reused "$reused" --target "$TARGET" --system "$SYSTEM" \
+	--provenance "$OUT/provenance.json" \
 	--command "$cmd" --out "$report" "${slab_args[@]}" "${lto_args[@]}" || die "bench-report.py failed"
 say "report: $report.md, $report.json, $report.png"

@@ -27,19 +27,50 @@ bench_prepare() {
 		die "cannot build the initramfs"
 }
 
+# Our Kconfig options (every topic's Kconfig:, scripts/lib/topics.py) as an
+# extended regex: (CONFIG_A|CONFIG_B|...).
+bench_options_re() {
+	local opts
+	opts="$(python3 "$RUST_MM_TOP/scripts/lib/topics.py" options)" || opts=""
+	[ -n "$opts" ] || die "cannot read our Kconfig options (scripts/lib/topics.py options)"
+	echo "($(paste -sd'|' <<< "$opts"))"
+}
+
 # The config: tests/bench/bench.kunitconfig, on arm64 followed by
 # tests/kunit/arm64.kunitconfig (48-bit VAs, contiguous PTEs: the arch as
-# the test kernels have it) without our options (the test kernels turn
-# every system on; a benchmark kernel has only the one it measures), then
-# EXTRA_CONFIG.
+# the test kernels have it) without our options and their KUnit tests (the
+# test kernels turn every system on; a benchmark kernel has only the one it
+# measures), then the measured system's config, then EXTRA_CONFIG.
+bench_kunitconfig() { # EXTRA_CONFIG
+	local re
+	re="$(bench_options_re)" || exit 1
+	cat "$RUST_MM_TOP/tests/bench/bench.kunitconfig"
+	[ "$KARCH" = arm64 ] && grep -vE "$re" "$RUST_MM_TOP/tests/kunit/arm64.kunitconfig"
+	bench_system_config
+	[ -n "$1" ] && echo "$1"
+	return 0
+}
+
+# What a kernel gets beyond the shared config, in EXTRA_CONFIG: base, with
+# BENCH_LTO=1, ThinLTO; patched, the measured system's option too.
+bench_extra_config() { # base|patched
+	if [ "$1" = base ]; then
+		EXTRA_CONFIG="$(bench_lto_config base)"
+	else
+		EXTRA_CONFIG="$(bench_option)
+$(bench_lto_config patched)"
+	fi
+}
+
+# Kernel NAME from tree SRC with bench_kunitconfig EXTRA_CONFIG, checked:
+# EXTRA_CONFIG's options stuck, and of our options (every topic's) the base
+# has none, the patched kernel only the measured system's.
 build() { # NAME SRC EXTRA_CONFIG: $OUT/kernel-NAME
-	local dir="$OUT/kernel-$1" kcfg args=()
+	local dir="$OUT/kernel-$1" kcfg args=() re
+	re="$(bench_options_re)" || exit 1
 	mkdir -p "$dir"
 	kcfg="$dir/bench.kunitconfig"
-	cp "$RUST_MM_TOP/tests/bench/bench.kunitconfig" "$kcfg"
-	[ "$KARCH" = arm64 ] && grep -v 'ARM64_CONTPTE_RUST' "$RUST_MM_TOP/tests/kunit/arm64.kunitconfig" >> "$kcfg"
-	bench_system_config >> "$kcfg"
-	[ -n "$3" ] && echo "$3" >> "$kcfg"
+	bench_kunitconfig "$3" > "$kcfg"
 	for o in "${KMAKE_OPTS[@]}"; do args+=(--make_options "$o"); done
 	say "[$1] building $(make -s -C "$2" kernelversion) for $TARGET from $2 into $dir (log: $dir/build.log)"
 	if ! (cd "$2" && python3 tools/testing/kunit/kunit.py build --arch="$KARCH" \
@@ -56,7 +87,7 @@ build() { # NAME SRC EXTRA_CONFIG: $OUT/kernel-NAME
 		esac
 	done
 	local ours
-	ours="$(grep -oE '^CONFIG_(MM_RMAP_ID|ARM64_CONTPTE_RUST|PER_VMA_LOCK_RUST|PAGEMAP_SHARED_SWAP|COMPOUND_PAGEMAPS_RUST)=y' "$dir/.config" | tr '\n' ' ')"
+	ours="$(grep -oE "^$re=y" "$dir/.config" | tr '\n' ' ')"
 	if [ "$1" = base ] && [ -n "$ours" ]; then
 		die "[base] has $ours"
 	fi
@@ -65,42 +96,17 @@ build() { # NAME SRC EXTRA_CONFIG: $OUT/kernel-NAME
 	fi
 }
 
-# The option of the measured system (BENCH_SYSTEM, default rmap-id).
+# The option of the measured system (BENCH_SYSTEM, default rmap-id): its
+# topic's Kconfig (SYS_OPTION, from scripts/bench/system.py shell).
 bench_option() {
-	case "${SYSTEM:-rmap-id}" in
-	contpte) echo CONFIG_ARM64_CONTPTE_RUST=y ;;
-	vma-lock) echo CONFIG_PER_VMA_LOCK_RUST=y ;;
-	pagemap-swap) echo CONFIG_PAGEMAP_SHARED_SWAP=y ;;
-	compound-pagemaps) echo CONFIG_COMPOUND_PAGEMAPS_RUST=y ;;
-	*) echo CONFIG_MM_RMAP_ID=y ;;
-	esac
+	echo "$SYS_OPTION=y"
 }
 
 # What both kernels of the measured system need beyond bench.kunitconfig:
-# pagemap-swap pages memory out to zram (init's RUSTMM_SWAP_MIB, which
-# finds /dev/zram0 in devtmpfs); compound-pagemaps makes a device-dax of
-# the legacy pmem of memmap=nn!ss (docs/notes/compound-pagemaps-plan.md
-# C.1, C.2): memory hotplug for ZONE_DEVICE, the e820 nvdimm bus and
-# nd_pmem, pfn/dax info blocks, device-dax and its nd driver dax_pmem,
-# without dax_kmem (which would take the device as System RAM), with fs
-# dax (without it IS_DAX() is 0 and device-dax refuses every mmap; the
-# devmap_managed_key nd_pmem's FS_DAX pgmap turns on at boot is off again
-# once the device is made: both kernels alike); gup_test
-# in debugfs (init mounts debugfs and devtmpfs); and PCI, without which
-# x86 never inserts a memmap=! region into iomem (e820_pmem finds none:
-# pcibios_resource_survey() calls e820__reserve_resources_late()).
+# its file's kconfig lines (SYS_KCONFIG; tests/bench/systems/<system>.toml
+# says why each is there).
 bench_system_config() {
-	case "${SYSTEM:-rmap-id}" in
-	pagemap-swap) printf '%s\n' CONFIG_SWAP=y CONFIG_ZRAM=y CONFIG_DEVTMPFS=y ;;
-	compound-pagemaps)
-		printf '%s\n' CONFIG_PCI=y CONFIG_MEMORY_HOTPLUG=y CONFIG_MEMORY_HOTREMOVE=y CONFIG_ZONE_DEVICE=y \
-			CONFIG_X86_PMEM_LEGACY=y CONFIG_LIBNVDIMM=y CONFIG_BLK_DEV_PMEM=y \
-			CONFIG_NVDIMM_PFN=y CONFIG_NVDIMM_DAX=y CONFIG_DAX=y CONFIG_DEV_DAX=y \
-			CONFIG_DEV_DAX_PMEM=y '# CONFIG_DEV_DAX_KMEM is not set' \
-			CONFIG_FS_DAX=y CONFIG_DEVTMPFS=y CONFIG_DEBUG_FS=y \
-			CONFIG_GUP_TEST=y
-		;;
-	esac
+	[ "${#SYS_KCONFIG[@]}" -eq 0 ] || printf '%s\n' "${SYS_KCONFIG[@]}"
 }
 
 # base: the pinned tree without the series; patched: with it and the
@@ -122,10 +128,11 @@ build_kernel() { # base|patched
 			say "[base] starting from the base kernel of $other"
 			mkdir -p "$OUT" && cp -a "$other" "$OUT/kernel-base"
 		fi
-		build base "$base_src" "$(bench_lto_config base)"
+		bench_extra_config base
+		build base "$base_src" "$EXTRA_CONFIG"
 	else
-		build patched "$KSRC" "$(bench_option)
-$(bench_lto_config patched)"
+		bench_extra_config patched
+		build patched "$KSRC" "$EXTRA_CONFIG"
 		if [ "${LTO:-0}" = 1 ]; then
 			say "[patched] rust/mm inlined into its C callers? (scripts/test/lto-check.py)"
 			python3 "$RUST_MM_TOP/scripts/test/lto-check.py" --objdump "$LLVM_BIN/llvm-objdump" \

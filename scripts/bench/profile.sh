@@ -17,13 +17,16 @@
 # The tables go into docs/profiles/<case>.txt (committed: the docs quote
 # them) with both kernels' provenance.
 #   BENCH_MIB       memory per case in MiB (default 256)
-#   BENCH_SYSTEM    rmap-id (default), vma-lock, pagemap-swap or
-#                   compound-pagemaps (x86_64): whose kernels (make
-#                   bench's); a pagemap-swap case is one measurement,
-#                   e.g. pm.d50.b512.shared; a compound-pagemaps case
-#                   (cp.*) is profiled over its whole gup_test ioctl (get,
-#                   put and gup_test's own work: the window brackets the
-#                   ioctl, bench times only the get)
+#   BENCH_SYSTEM    whose kernels (make bench's; tests/bench/systems/<system>.toml,
+#                   default rmap-id; one whose file says profile = false is
+#                   refused): the boots get its kernel command line; a case
+#                   of a system with measurements per boot case is one
+#                   measurement, e.g. pagemap-swap's pm.d50.b512.shared (in
+#                   the boot pm.d50); a compound-pagemaps case (cp.*) is
+#                   profiled over its whole gup_test ioctl (get, put and
+#                   gup_test's own work: the window brackets the ioctl,
+#                   bench times only the get)
+#   BENCH_PRINT     1: print every profile boot's QEMU command line, then stop
 #   BENCH_TIMEOUT   seconds per guest before it counts as hung (default 5400)
 #   BENCH_LTO       1: make bench BENCH_LTO=1's Clang ThinLTO kernels
 #                   (build/bench[-SYSTEM]-lto); tables in
@@ -40,45 +43,68 @@ CASES="${PROFILE_CASES:-small.fork}"
 RUNS="${PROFILE_RUNS:-3}"
 MIB="${BENCH_MIB:-256}"
 TIMEOUT="${BENCH_TIMEOUT:-5400}"
-# BENCH_SYSTEM as for make bench: the same kernels (build/bench-<system>).
-SYSTEM="${BENCH_SYSTEM:-rmap-id}"
-case "$SYSTEM" in
-rmap-id) OUT="$BUILD_DIR/bench$TSUFFIX" ;;
-vma-lock) OUT="$BUILD_DIR/bench$TSUFFIX-vma-lock" ;;
-# A pagemap-swap case is one measurement of a boot case, e.g.
-# pm.d50.b512.shared-optin of the boot pm.d50 (with the bench's zram).
-pagemap-swap) OUT="$BUILD_DIR/bench$TSUFFIX-pagemap-swap" ;;
-# A cp.* case boots with make bench's legacy pmem (nokaslr is there).
-compound-pagemaps)
-	[ "$TARGET" = x86_64 ] || die "make profile: BENCH_SYSTEM=compound-pagemaps is x86_64's"
-	OUT="$BUILD_DIR/bench$TSUFFIX-compound-pagemaps" ;;
-*) die "make profile: BENCH_SYSTEM=$SYSTEM is not supported here (rmap-id, vma-lock, pagemap-swap, compound-pagemaps)" ;;
-esac
+# BENCH_SYSTEM as for make bench: the same kernels (build/bench-<system>),
+# from the same file (scripts/bench/system.py shell).
+sysvars="$(python3 "$RUST_MM_TOP/scripts/bench/system.py" shell "${BENCH_SYSTEM:-}" "$TARGET")" || exit 1
+eval "$sysvars"
+[ "$SYS_PROFILE" = 1 ] ||
+	die "make profile: BENCH_SYSTEM=$SYSTEM is not supported here (tests/bench/systems/$SYSTEM.toml: profile = false)"
+OUT="$BUILD_DIR/bench$TSUFFIX$SYS_SUFFIX"
 LTO="${BENCH_LTO:-0}"
 case "$LTO" in
 0) PSUFFIX="$TSUFFIX" ;;
 1) OUT="$OUT-lto" PSUFFIX="$TSUFFIX-lto" ;;
 *) die "BENCH_LTO=$LTO: 0 or 1" ;;
 esac
-# The boot case a measurement belongs to, and what that boot needs (as
-# scripts/bench/bench.sh's BENCH_APPEND).
-boot_case() { case "$1" in pm.*) echo "${1%%.b*}" ;; *) echo "$1" ;; esac; }
-boot_append() {
-	case "$1" in
-	pm.*) echo " RUSTMM_SWAP_MIB=512 norandmaps" ;;
-	cp.*) echo " memmap=512M!1G norandmaps" ;;
-	esac
+# The boot case a measurement belongs to (pagemap-swap: pm.d50 of
+# pm.d50.b512.shared-optin), and what that boot needs beyond the profile's
+# own nokaslr (the system's words, as make bench's BENCH_APPEND).
+declare -A BOOT_CASE=()
+for c in $CASES; do
+	BOOT_CASE[$c]="$(python3 "$RUST_MM_TOP/scripts/bench/system.py" boot-case "$SYSTEM" "$c")" || exit 1
+done
+boot_case() { echo "${BOOT_CASE[$1]}"; }
+boot_append() { echo "${SYS_PROFILE_APPEND:+ $SYS_PROFILE_APPEND}"; }
+# The kernel command line of a profile boot of CASE beyond qemu_run's words.
+profile_env() { # CASE
+	echo "nokaslr RUSTMM_BENCH_RUNS=$RUNS RUSTMM_BENCH_MIB=$MIB RUSTMM_BENCH_CASE=$(boot_case "$1") RUSTMM_BENCH_PROFILE=$1$(boot_append "$1")"
 }
-mkdir -p "$OUT/profile"
 # x86_64's tables keep their names; arm64's are docs/profiles/CASE-arm64.txt.
 ARCH_ARG=""
 [ "$TARGET" = x86_64 ] || ARCH_ARG=" ARCH=$ARCH"
+plugin="$OUT/profile/insn_profile.so"
+
+# A case only the patched kernel runs (the system's patched_only patterns,
+# e.g. pagemap-swap's opted-in reader: the base has no opt-in) is profiled
+# on the patched kernel alone.
+patched_only() {
+	local p
+	for p in "${SYS_PATCHED_ONLY[@]}"; do
+		# shellcheck disable=SC2053 # a glob pattern, on purpose
+		[[ "$1" == $p ]] && return 0
+	done
+	return 1
+}
 
 # shellcheck source=scripts/bench/lib.sh
 . "$RUST_MM_TOP/scripts/bench/lib.sh"
+
+# BENCH_PRINT=1: print each profile boot's QEMU command line (qemu_run's
+# QEMU_PRINT=1) and stop: nothing is installed, built or booted.
+if [ "${BENCH_PRINT:-0}" = 1 ]; then
+	for k in base patched; do
+		for c in $CASES; do
+			[ "$k" = base ] && patched_only "$c" && continue
+			echo "profile $k $c: $(QEMU_PRINT=1 qemu_run "$k" "$OUT/profile/initramfs.cpio" "$(profile_env "$c")" \
+				-plugin "$plugin,arg=out=$OUT/profile/$k-$c.blocks")"
+		done
+	done
+	exit 0
+fi
+
+mkdir -p "$OUT/profile"
 # Its own guest image, so that it can run beside `make bench`.
 bench_prepare "$OUT/profile/initramfs.cpio"
-plugin="$OUT/profile/insn_profile.so"
 gcc -O2 -Wall -Wextra -Werror -fPIC -shared -fvisibility=hidden -o "$plugin" \
 	"$RUST_MM_TOP/tests/bench/insn_profile.c" || die "cannot build tests/bench/insn_profile.c"
 
@@ -90,8 +116,7 @@ profile() { # KERNEL CASE
 	local data="$OUT/profile/$1-$2.blocks" rc windows
 	rm -f "$data"
 	say "[$1] profiling $2: $RUNS runs of $MIB MiB (console: $log)"
-	timeout "$TIMEOUT" bash -c 'qemu_run "$@"' qemu_run "$1" "$OUT/profile/initramfs.cpio" \
-		"nokaslr RUSTMM_BENCH_RUNS=$RUNS RUSTMM_BENCH_MIB=$MIB RUSTMM_BENCH_CASE=$(boot_case "$2") RUSTMM_BENCH_PROFILE=$2$(boot_append "$2")" \
+	timeout "$TIMEOUT" bash -c 'qemu_run "$@"' qemu_run "$1" "$OUT/profile/initramfs.cpio" "$(profile_env "$2")" \
 		-plugin "$plugin,arg=out=$data" < /dev/null 2>&1 | tr -d '\r' > "$log"
 	rc=${PIPESTATUS[0]}
 	if [ "$rc" -ne 0 ] || grep -q 'Kernel panic' "$log" ||
@@ -109,9 +134,6 @@ profile() { # KERNEL CASE
 	manifest_write "$1" "profile runs=$RUNS mib=$MIB case=$2" > "$OUT/profile/manifest-$1-$2.txt"
 }
 
-# A case only the patched kernel runs (pagemap-swap's opted-in reader:
-# the base has no opt-in) is profiled on the patched kernel alone.
-patched_only() { [[ "$1" == *-optin ]]; }
 KERNELS="${PROFILE_KERNELS:-base patched}"
 for k in base patched; do
 	if [[ " $KERNELS " == *" $k "* ]]; then
@@ -140,7 +162,7 @@ for c in $CASES; do
 	patched_only "$c" && base_args=()
 	python3 "$RUST_MM_TOP/scripts/bench/profile-report.py" --case "$c" "${base_args[@]}" \
 		--patched "$OUT/profile/patched-$c.blocks" --patched-map "$OUT/kernel-patched/System.map" \
-		--command "make profile$ARCH_ARG$([ "$SYSTEM" = rmap-id ] || echo " BENCH_SYSTEM=$SYSTEM")$([ "$LTO" = 0 ] || echo " BENCH_LTO=1") PROFILE_CASES=$c PROFILE_RUNS=$RUNS BENCH_MIB=$MIB" \
+		--command "make profile$ARCH_ARG$([ "$SYS_DEFAULT" = 1 ] || echo " BENCH_SYSTEM=$SYSTEM")$([ "$LTO" = 0 ] || echo " BENCH_LTO=1") PROFILE_CASES=$c PROFILE_RUNS=$RUNS BENCH_MIB=$MIB" \
 		> "$OUT/profile-$c.txt" || die "profile-report.py failed"
 	{ cat "$OUT/profile-$c.txt"
 	  echo

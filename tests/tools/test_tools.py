@@ -172,7 +172,7 @@ class BenchReport(unittest.TestCase):
 
     def test_compound_pagemaps_2m_gup_fast_must_take_a_tenth_of_the_instructions(self):
         base = [noisy(6.5e6, self.rng) for _ in range(3)]
-        with mock.patch.dict(report.TARGET, report.CP_TARGET, clear=True):
+        with mock.patch.dict(report.TARGET, report.systems.load("compound-pagemaps").targets, clear=True):
             for case in ("cp.gup-fast-2m", "cp.pin-fast-2m"):
                 r = self.result(case, base, [noisy(0.5e6, self.rng) for _ in range(3)],
                                 expect="devdax-pmd", mapped="pmd")
@@ -183,7 +183,7 @@ class BenchReport(unittest.TestCase):
 
     def test_compound_pagemaps_controls_stay_within_half_a_percent_both_ways(self):
         base = [noisy(7e6, self.rng, spread=0.0001) for _ in range(3)]
-        with mock.patch.dict(report.TARGET, report.CP_TARGET, clear=True):
+        with mock.patch.dict(report.TARGET, report.systems.load("compound-pagemaps").targets, clear=True):
             for case, expect, mapped, folios in (("cp.gup-fast-4k", "devdax-pte", "pte", (65536, 65536)),
                                                  ("cp.pin-fast-4k", "devdax-pte", "pte", (65536, 65536)),
                                                  ("cp.gup-slow-2m", "devdax-pmd", "pmd", (128, 128))):
@@ -195,7 +195,7 @@ class BenchReport(unittest.TestCase):
 
     def test_a_pte_mapped_device_in_a_2m_case_refuses_it(self):
         base = [noisy(6.5e6, self.rng) for _ in range(3)]
-        with mock.patch.dict(report.TARGET, report.CP_TARGET, clear=True):
+        with mock.patch.dict(report.TARGET, report.systems.load("compound-pagemaps").targets, clear=True):
             r = self.result("cp.gup-fast-2m", base, base, expect="devdax-pmd", mapped="pte")
         self.assertIn("mapped pte (want pmd)", r["refused"])
 
