@@ -4,6 +4,9 @@
 # (ARCH=x86_64, the default, or arm64 with 4K pages). Sourced after env.sh
 # with OUT set; never executed.
 
+# shellcheck source=scripts/lib/kbuild.sh
+. "$RUST_MM_TOP/scripts/lib/kbuild.sh"
+
 # The toolchain, both trees, and the guest ($1, default
 # $OUT/initramfs.cpio): init runs /tests/* (here only the benchmark).
 # Sets base_src.
@@ -27,15 +30,6 @@ bench_prepare() {
 		die "cannot build the initramfs"
 }
 
-# Our Kconfig options (every topic's Kconfig:, scripts/lib/topics.py) as an
-# extended regex: (CONFIG_A|CONFIG_B|...).
-bench_options_re() {
-	local opts
-	opts="$(python3 "$RUST_MM_TOP/scripts/lib/topics.py" options)" || opts=""
-	[ -n "$opts" ] || die "cannot read our Kconfig options (scripts/lib/topics.py options)"
-	echo "($(paste -sd'|' <<< "$opts"))"
-}
-
 # The config: tests/bench/bench.kunitconfig, on arm64 followed by
 # tests/kunit/arm64.kunitconfig (48-bit VAs, contiguous PTEs: the arch as
 # the test kernels have it) without our options and their KUnit tests (the
@@ -43,7 +37,8 @@ bench_options_re() {
 # measures), then the measured system's config, then EXTRA_CONFIG.
 bench_kunitconfig() { # EXTRA_CONFIG
 	local re
-	re="$(bench_options_re)" || exit 1
+	re="CONFIG_($(our_options_re))"
+	[ "$re" != "CONFIG_()" ] || die "cannot read our Kconfig options (scripts/lib/topics.py options)"
 	cat "$RUST_MM_TOP/tests/bench/bench.kunitconfig"
 	[ "$KARCH" = arm64 ] && grep -vE "$re" "$RUST_MM_TOP/tests/kunit/arm64.kunitconfig"
 	bench_system_config
@@ -66,33 +61,24 @@ $(bench_lto_config patched)"
 # EXTRA_CONFIG's options stuck, and of our options (every topic's) the base
 # has none, the patched kernel only the measured system's.
 build() { # NAME SRC EXTRA_CONFIG: $OUT/kernel-NAME
-	local dir="$OUT/kernel-$1" kcfg args=() re
-	re="$(bench_options_re)" || exit 1
+	local dir="$OUT/kernel-$1" kcfg ours
 	mkdir -p "$dir"
 	kcfg="$dir/bench.kunitconfig"
 	bench_kunitconfig "$3" > "$kcfg"
-	for o in "${KMAKE_OPTS[@]}"; do args+=(--make_options "$o"); done
 	say "[$1] building $(make -s -C "$2" kernelversion) for $TARGET from $2 into $dir (log: $dir/build.log)"
-	if ! (cd "$2" && python3 tools/testing/kunit/kunit.py build --arch="$KARCH" \
-		--build_dir="$dir" --kunitconfig="$kcfg" --jobs="$(nproc)" "${args[@]}") \
-		> "$dir/build.log" 2>&1 || [ ! -f "$dir/$KIMAGE" ]; then
+	if ! kunit_py "$2" "$dir" build --kunitconfig="$kcfg" > "$dir/build.log" 2>&1 ||
+	   [ ! -f "$dir/$KIMAGE" ]; then
 		tail -n 20 "$dir/build.log"
 		die "[$1] the kernel did not build; no benchmark report"
 	fi
-	local c
-	for c in $3; do
-		case "$c" in
-		CONFIG_*=y) grep -qx "$c" "$dir/.config" ||
-			die "[$1] $c did not stick in $dir/.config (Kconfig dropped it: see its dependencies)" ;;
-		esac
-	done
-	local ours
-	ours="$(grep -oE "^$re=y" "$dir/.config" | tr '\n' ' ')"
+	# shellcheck disable=SC2086
+	config_stuck "$dir" $3
+	ours="$(our_options_on "$dir")"
 	if [ "$1" = base ] && [ -n "$ours" ]; then
 		die "[base] has $ours"
 	fi
-	if [ "$1" = patched ] && [ "$ours" != "$(bench_option) " ]; then
-		die "[patched] has '${ours% }' of our options, not only $(bench_option)"
+	if [ "$1" = patched ] && [ "$ours" != "$(bench_option)" ]; then
+		die "[patched] has '$ours' of our options, not only $(bench_option)"
 	fi
 }
 

@@ -164,11 +164,17 @@ def rows(docs, top=None, now=None):
         if bench and bench.removesuffix(".json") not in names:
             raise ReadmeError(f"kernel-patches/{s.topic}/topic: Bench: {bench} is none of the reports "
                               f"of {s.where} ({', '.join(n + '.json' for n in names)})")
+        # Each arch's report, then the same system's Clang LTO report
+        # (BENCH_LTO=1: the rust-lto topic measured on it), if there is one.
+        runs = []
         for a, name in zip(s.arches, names):
+            runs.append((a, name, f"{s.name} ({a})", True))
+            lto = s.report + "-lto" + ("" if a == "x86_64" else f"-{a}")
+            runs.append((a, lto, f"{s.name} + rust-lto ({a})", False))
+        for a, name, label, required in runs:
             path = os.path.join(docs, name + ".json")
-            label = f"{s.name} ({a})"
             if not os.path.exists(path):
-                if name + ".json" == bench:
+                if required and name + ".json" == bench:
                     out.append([label, f"no report ({name}.json)", "", "", "", "", "-"])
                 continue
             with open(path) as f:

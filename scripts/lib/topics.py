@@ -185,6 +185,8 @@ def main(argv):
         else:
             print(__doc__, file=sys.stderr)
             return 2
+    except BrokenPipeError:
+        raise
     except (TopicError, OSError) as e:
         print(f"rust-mm: error: {e}", file=sys.stderr)
         return 1
@@ -192,4 +194,11 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        rc = main(sys.argv[1:])
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # A reader that stopped early (grep -q): not an error of ours.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        rc = 0
+    sys.exit(rc)

@@ -131,7 +131,7 @@ topic_deps_closure() { # TOPIC
 topics_check_closed() { # TOPIC...
 	local sel=" $* " t d missing=""
 	for t in "$@"; do
-		topics_all | grep -qx "$t" || die "'$t' is not a topic; topics: $(topics_all | paste -sd' ')"
+		grep -qx "$t" <<<"$(topics_all)" || die "'$t' is not a topic; topics: $(topics_all | paste -sd' ')"
 		for d in $(topic_deps_closure "$t"); do
 			[[ "$sel" == *" $d "* ]] || missing+="  $t depends on $d"$'\n'
 		done

@@ -9,6 +9,8 @@
 #                    the pristine tree plus the topics it depends on
 #   robots           what a list's bots check: get_maintainer.pl on every
 #                    added file, the cover letters' numbers
+#   readme           README.md's results table is what the benchmark reports
+#                    give (stale ones marked)
 #   tools            our checkers can fail (tests/tools): counting, parity,
 #                    the report, the cover-letter check, the export, the
 #                    inlining check, the console scan
@@ -150,6 +152,8 @@ fi
 stage series series series_stage
 say "== what a list's bots check: maintainers, cover letters =="
 stage robots robots ok_lines_stage robots 0 bash "$T/series/series.sh" robots "$BUILD_DIR/series"
+say "== the README's results table is what the reports give =="
+stage readme readme ok_lines_stage readme 1 python3 "$T/docs/readme-table.py" --check "$RUST_MM_TOP/README.md"
 say "== our checkers can fail (tests/tools) =="
 stage tools tools tools_stage
 
