@@ -51,7 +51,8 @@ always has 6 lines); the first line checks b4 itself; the last line is
 
 The scratch tree is a git worktree of the prepared tree, BUILD_DIR/
 b4-check-tree, kept between runs (making it checks out the whole kernel
-tree once); its outputs and logs go to BUILD_DIR/b4-check/<topic>/.
+tree once); its outputs and logs go to BUILD_DIR/b4-check/<topic>/
+(B4_CHECK_OUT=dir elsewhere: tests/tools/test_b4.py).
 """
 import email
 import email.parser
@@ -88,7 +89,7 @@ ENV = env_sh("BUILD_DIR", "KSRC", "B4")
 BUILD_DIR, KSRC, B4 = ENV["BUILD_DIR"], ENV["KSRC"], ENV["B4"]
 B4_VERSION = re.sub(r".*/b4-([^/]+)/.*", r"\1", B4)
 TREE = os.path.join(BUILD_DIR, "b4-check-tree")
-WORK = os.path.join(BUILD_DIR, "b4-check")
+WORK = os.environ.get("B4_CHECK_OUT") or os.path.join(BUILD_DIR, "b4-check")
 # Nothing of this machine's user: no b4 or git settings, no b4 cache.
 HOME = os.path.join(WORK, "home")
 ISOLATED = dict(os.environ, HOME=HOME, XDG_CONFIG_HOME=os.path.join(HOME, ".config"),
@@ -375,7 +376,7 @@ class Topic:
     def check_cover(self, res):
         what = "b4's cover letter is the one sent (subject, author, text)"
         if not self.b4_mbx:
-            return res.line(self.t, what, "not run: b4 gave no cover letter")
+            return res.line(self.t, what, "not run: b4 am did not pass")
         with open(self.b4_cover, "rb") as f:
             got = email.parser.BytesParser(policy=email.policy.default).parse(f)
         sent = self.sent[0]
@@ -428,7 +429,7 @@ class Topic:
             return res.line(self.t, what, f"no base: {self.base_error}")
         what = f"git am applies b4's {self.n} patches on {self.base_desc}"
         if not self.b4_mbx:
-            return res.line(self.t, what, "not run: b4 gave no mbox")
+            return res.line(self.t, what, "not run: b4 am did not pass")
         r = subprocess.run(["git", "-C", TREE, "am", self.b4_mbx], capture_output=True,
                            text=True, env=ISOLATED)
         with open(os.path.join(self.out, "git-am.log"), "w") as f:

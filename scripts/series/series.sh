@@ -8,7 +8,11 @@
 #                          cover letter 0000-cover-letter.patch (filled in
 #                          by scripts/series/cover-letter.py), [RFC PATCH n/m]
 #                          patches signed off by you (your git identity;
-#                          refused without one) and a quilt 'series'. Each
+#                          refused without one) and a quilt 'series'; the
+#                          cover letter and the patches are one thread
+#                          (Message-IDs, reproducible: thread_topic), also
+#                          written as the mbox DIR/<topic>.mbox that
+#                          scripts/series/b4-check.py takes through b4. Each
 #                          topic is based on the pristine tree plus the
 #                          topics it depends on (base-commit and
 #                          prerequisite-patch-id trailers). Default: every
