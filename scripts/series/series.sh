@@ -209,7 +209,7 @@ export)
 	for t in $(topics_all); do rm -rf "${dir:?}/$t" "${dir:?}/$t.mbox"; done
 	for t in "${sel[@]}"; do
 		export_topic "$t" "$dir/$t"
-		say "[$t] $(grep -c . "$dir/$t/series") patches and a cover letter in $dir/$t (signed off by $ID_NAME <$ID_EMAIL>)"
+		say "[$t] $(grep -c . "$dir/$t/series") patches and a cover letter in $dir/$t, one thread in $dir/$t.mbox (signed off by $ID_NAME <$ID_EMAIL>)"
 	done
 	# The whole stack, for git am / quilt (only when every topic is there).
 	if [ "${#sel[@]}" -eq "$(topics_all | wc -l)" ]; then
