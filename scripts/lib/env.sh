@@ -12,6 +12,10 @@ LINUX_KVER="${LINUX_DEB_VERSION%%-*}"
 
 BINDGEN_VERSION="0.73.2"
 TOOLS_PREFIX="/usr/local"
+# b4 from PyPI, the maintainers' tool scripts/series/b4-check.py runs on the
+# export, in a venv of its own; pinned: its version is the path's
+# (b4-<version>), which setup.sh installs.
+B4="$TOOLS_PREFIX/lib/rust-mm/b4-0.16.0/bin/b4"
 
 RUST_MM_TOP="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 BUILD_DIR="${BUILD_DIR:-$RUST_MM_TOP/build}"

@@ -8,7 +8,11 @@
 #                          cover letter 0000-cover-letter.patch (filled in
 #                          by scripts/series/cover-letter.py), [RFC PATCH n/m]
 #                          patches signed off by you (your git identity;
-#                          refused without one) and a quilt 'series'. Each
+#                          refused without one) and a quilt 'series'; the
+#                          cover letter and the patches are one thread
+#                          (Message-IDs, reproducible: thread_topic), also
+#                          written as the mbox DIR/<topic>.mbox that
+#                          scripts/series/b4-check.py takes through b4. Each
 #                          topic is based on the pristine tree plus the
 #                          topics it depends on (base-commit and
 #                          prerequisite-patch-id trailers). Default: every
@@ -118,15 +122,23 @@ export_topic() { # TOPIC OUTDIR
 	local vopt=() addr=() who
 	[ "${version:-1}" -gt 1 ] && vopt=(-v "$version")
 	# Addressed as a sender would: maintainers and reviewers To, lists Cc
-	# (scripts/get_maintainer.pl on the topic's whole diff).
+	# (scripts/get_maintainer.pl on the topic's whole diff). It orders
+	# names of equal rank by Perl's hash order, which Perl randomizes per
+	# run: a fixed hash seed keeps the order, and so the export, the same.
 	git_t diff "$RANGE_START" "$RANGE_END" > "$BUILD_DIR/topic-$t.diff"
-	while read -r who; do addr+=(--to="$who"); done < <(cd "$KSRC" &&
+	while read -r who; do addr+=(--to="$who"); done < <(cd "$KSRC" && PERL_HASH_SEED=0 PERL_PERTURB_KEYS=0 \
 		perl scripts/get_maintainer.pl --no-git --no-git-fallback --no-rolestats --no-l "$BUILD_DIR/topic-$t.diff")
-	while read -r who; do addr+=(--cc="$who"); done < <(cd "$KSRC" &&
+	while read -r who; do addr+=(--cc="$who"); done < <(cd "$KSRC" && PERL_HASH_SEED=0 PERL_PERTURB_KEYS=0 \
 		perl scripts/get_maintainer.pl --no-git --no-git-fallback --no-rolestats --no-m --no-r "$BUILD_DIR/topic-$t.diff")
 	[ "${#addr[@]}" -gt 0 ] || die "topic $t: scripts/get_maintainer.pl found nobody to send it to"
-	git_t -c user.name="$ID_NAME" -c user.email="$ID_EMAIL" format-patch -q \
-		--zero-commit --no-signature --signoff --cover-letter --numbered \
+	# Reproducible: the cover letter is dated as the topic's newest patch
+	# (format-patch dates it with the committer date, "now" by default), and
+	# the blob abbreviations of the index lines have a fixed length (12, as
+	# Documentation/process/submitting-patches.rst asks of commit IDs; git's
+	# default grows once git has packed the tree's objects).
+	GIT_COMMITTER_DATE="$(git_t log --format='%ct %cD' "$RANGE_START..$end" | sort -n | tail -n 1 | cut -d' ' -f2-)" \
+	git_t -c user.name="$ID_NAME" -c user.email="$ID_EMAIL" format-patch -q --abbrev=12 \
+		--zero-commit --no-signature --signoff --cover-letter --numbered --thread=shallow \
 		--base=pristine --subject-prefix="${prefix:-PATCH}" "${vopt[@]}" "${addr[@]}" \
 		-o "$out" "$RANGE_START..$end"
 	python3 "$RUST_MM_TOP/scripts/series/cover-letter.py" --topic "$t" \
@@ -134,6 +146,53 @@ export_topic() { # TOPIC OUTDIR
 		--bench "$(topic_bench "$t")" --tree "$KSRC" \
 		--test-result "$BUILD_DIR/test-result.txt" || die "topic $t: cannot write its cover letter"
 	(cd "$out" && ls ./*.patch | sed 's|^\./||' | grep -v -- '-cover-letter\.patch$') > "$out/series"
+	thread_topic "$t" "$out" "${version:-1}"
+}
+
+# One threaded message set per topic, as `git format-patch --thread=shallow
+# --cover-letter` gives (the cover letter's Message-ID; each patch
+# In-Reply-To and References it), so that a maintainer's tools (b4 am, a
+# list archive) put the topic back together: git's own Message-IDs carry the
+# time of the export, so they are replaced by IDs made of a hash of the
+# topic's messages (without those three headers) and the message's number:
+# the same series exported again gives the same IDs (make series is
+# reproducible), any change to a message (a patch, the cover, the sender)
+# gives new ones. The domain is the sender's, as git's and b4's are: two
+# senders' IDs never collide. Then OUTDIR.mbox: the cover and the patches in
+# order, as a list archive serves the thread (mboxrd: a body line starting
+# with "From " is written ">From ", one ">" more for one already quoted, so
+# that no reader splits a message there).
+thread_topic() { # TOPIC OUTDIR VERSION
+	local t="$1" out="$2" version="$3" files=() f hash n=0 domain cover_id id
+	files=("$(ls "$out"/*0000-cover-letter.patch)")
+	while read -r f; do files+=("$out/$f"); done < "$out/series"
+	hash="$(for f in "${files[@]}"; do
+		awk 'NR == 1 { hdr = 1 } hdr && /^$/ { hdr = 0 }
+		     hdr && /^[ \t]/ && skip { next } { skip = 0 }
+		     hdr && tolower($0) ~ /^(message-id|in-reply-to|references):/ { skip = 1; next } { print }' "$f"
+		done | sha256sum | cut -c1-16)"
+	domain="${ID_EMAIL##*@}"
+	[ "$domain" != "$ID_EMAIL" ] && [ -n "$domain" ] || domain=rust-mm.localhost
+	cover_id="<$t-v$version-0-$hash@$domain>"
+	for f in "${files[@]}"; do
+		id="<$t-v$version-$n-$hash@$domain>"
+		awk -v id="$id" -v cover="$cover_id" -v n="$n" '
+			NR == 1 { hdr = 1 }
+			hdr && /^$/ { hdr = 0 }
+			hdr && /^[ \t]/ && skip { next }
+			{ skip = 0 }
+			hdr && tolower($0) ~ /^message-id:/ { print substr($0, 1, 11) " " id; mid++; skip = 1; next }
+			hdr && tolower($0) ~ /^in-reply-to:/ { print substr($0, 1, 12) " " cover; irt++; skip = 1; next }
+			hdr && tolower($0) ~ /^references:/ { print substr($0, 1, 11) " " cover; refs++; skip = 1; next }
+			{ print }
+			END { exit !(mid == 1 && (n == 0 ? irt + refs == 0 : irt == 1 && refs == 1)) }' \
+			"$f" > "$f.tmp" || { rm -f "$f.tmp"; die "topic $t: $(basename "$f") is not threaded as format-patch --thread=shallow writes it"; }
+		mv "$f.tmp" "$f"
+		n=$((n + 1))
+	done
+	for f in "${files[@]}"; do
+		sed '2,$ s/^\(>*From \)/>\1/' "$f"
+	done > "$out.mbox"
 }
 
 case "${1:-}" in
@@ -147,10 +206,10 @@ export)
 	mkdir -p "$dir"
 	dir="$(cd "$dir" && pwd)"
 	rm -f "$dir/series"
-	for t in $(topics_all); do rm -rf "${dir:?}/$t"; done
+	for t in $(topics_all); do rm -rf "${dir:?}/$t" "${dir:?}/$t.mbox"; done
 	for t in "${sel[@]}"; do
 		export_topic "$t" "$dir/$t"
-		say "[$t] $(grep -c . "$dir/$t/series") patches and a cover letter in $dir/$t (signed off by $ID_NAME <$ID_EMAIL>)"
+		say "[$t] $(grep -c . "$dir/$t/series") patches and a cover letter in $dir/$t, one thread in $dir/$t.mbox (signed off by $ID_NAME <$ID_EMAIL>)"
 	done
 	# The whole stack, for git am / quilt (only when every topic is there).
 	if [ "${#sel[@]}" -eq "$(topics_all | wc -l)" ]; then

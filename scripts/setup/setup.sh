@@ -10,7 +10,7 @@ set -euo pipefail
 mode="${1:-install}"
 
 PKGS=(build-essential bc flex bison libelf-dev libssl-dev cpio kmod xz-utils
-      rsync git python3 quilt python3-matplotlib
+      rsync git python3 python3-venv quilt python3-matplotlib
       "clang-$LLVM_MAJOR" "lld-$LLVM_MAJOR" "llvm-$LLVM_MAJOR" "libclang-$LLVM_MAJOR-dev"
       rustc-web rust-web-src cargo-web rustfmt-web rust-web-clippy
       qemu-system-x86 qemu-system-arm libnuma-dev liburing-dev
@@ -49,6 +49,37 @@ bindgen_ok() {
 	[ -x "$BINDGEN" ] && "$BINDGEN" --version 2>/dev/null | grep -qx "bindgen $BINDGEN_VERSION"
 }
 
+# b4 (PyPI), for scripts/series/b4-check.py: Debian 12's python3 is
+# externally managed (PEP 668), so b4 gets a venv of its own, made by
+# /usr/bin/python3 (python3-venv), at ${B4%/bin/b4}. b4 is pinned by
+# scripts/lib/env.sh (the version is in B4's path) and so is everything it
+# pulls in (the versions PyPI resolved for b4 0.16.0 when it was pinned;
+# b4's own requirements leave liblore and ezgb open), so that every
+# machine runs the same b4. A new version is a new directory; the old one
+# is left alone.
+B4_VERSION="${B4#*/b4-}"
+B4_VERSION="${B4_VERSION%%/*}"
+B4_VENV="${B4%/bin/b4}"
+B4_PIP=("b4==$B4_VERSION" certifi==2026.10.19.post1 cffi==2.1.1 charset-normalizer==3.5.3
+	dkimpy==1.1.8 dnspython==2.9.2 ezgb==0.2.1 idna==3.20 liblore==0.10.1 patatt==0.8.0
+	pycparser==3.12 pygit2==1.21.0 PyNaCl==1.6.2 requests==2.34.2 urllib3==2.8.0)
+
+b4_ok() {
+	[ -x "$B4" ] && [ "$("$B4" --version 2>/dev/null)" = "$B4_VERSION" ]
+}
+
+install_b4() {
+	b4_ok && return 0
+	/usr/bin/python3 -c 'import ensurepip, venv' 2>/dev/null ||
+		die "/usr/bin/python3 cannot make a venv (package python3-venv)"
+	say "installing b4 $B4_VERSION from PyPI into $B4_VENV (a venv of /usr/bin/python3)"
+	rm -rf "$B4_VENV"
+	/usr/bin/python3 -m venv "$B4_VENV" || die "python3 -m venv $B4_VENV failed"
+	"$B4_VENV/bin/pip" install --quiet --disable-pip-version-check --no-cache-dir "${B4_PIP[@]}" ||
+		{ rm -rf "$B4_VENV"; die "pip install b4==$B4_VERSION failed (PyPI reachable?)"; }
+	b4_ok || die "b4 $B4_VERSION not usable at $B4 after install"
+}
+
 apt_updated=0
 apt_update_once() {
 	[ "$apt_updated" = 1 ] && return 0
@@ -65,7 +96,38 @@ install_pkgs() {
 	if [[ " ${missing[*]} " == *":arm64 "* ]] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
 		say "dpkg --add-architecture arm64 (the arm64 guests' static libraries)"
 		dpkg --add-architecture arm64 || die "dpkg --add-architecture arm64 failed"
-		apt_updated=0
+		# b4 (PyPI), for scripts/series/b4-check.py: Debian 12's python3 is
+# externally managed (PEP 668), so b4 gets a venv of its own, made by
+# /usr/bin/python3 (python3-venv), at ${B4%/bin/b4}. b4 is pinned by
+# scripts/lib/env.sh (the version is in B4's path) and so is everything it
+# pulls in (the versions PyPI resolved for b4 0.16.0 when it was pinned;
+# b4's own requirements leave liblore and ezgb open), so that every
+# machine runs the same b4. A new version is a new directory; the old one
+# is left alone.
+B4_VERSION="${B4#*/b4-}"
+B4_VERSION="${B4_VERSION%%/*}"
+B4_VENV="${B4%/bin/b4}"
+B4_PIP=("b4==$B4_VERSION" certifi==2026.10.19.post1 cffi==2.1.1 charset-normalizer==3.5.3
+	dkimpy==1.1.8 dnspython==2.9.2 ezgb==0.2.1 idna==3.20 liblore==0.10.1 patatt==0.8.0
+	pycparser==3.12 pygit2==1.21.0 PyNaCl==1.6.2 requests==2.34.2 urllib3==2.8.0)
+
+b4_ok() {
+	[ -x "$B4" ] && [ "$("$B4" --version 2>/dev/null)" = "$B4_VERSION" ]
+}
+
+install_b4() {
+	b4_ok && return 0
+	/usr/bin/python3 -c 'import ensurepip, venv' 2>/dev/null ||
+		die "/usr/bin/python3 cannot make a venv (package python3-venv)"
+	say "installing b4 $B4_VERSION from PyPI into $B4_VENV (a venv of /usr/bin/python3)"
+	rm -rf "$B4_VENV"
+	/usr/bin/python3 -m venv "$B4_VENV" || die "python3 -m venv $B4_VENV failed"
+	"$B4_VENV/bin/pip" install --quiet --disable-pip-version-check --no-cache-dir "${B4_PIP[@]}" ||
+		{ rm -rf "$B4_VENV"; die "pip install b4==$B4_VERSION failed (PyPI reachable?)"; }
+	b4_ok || die "b4 $B4_VERSION not usable at $B4 after install"
+}
+
+apt_updated=0
 	fi
 	apt_update_once
 	if [[ " ${missing[*]} " == *" linux-source-6.12="* ]]; then
@@ -94,6 +156,7 @@ check_all() {
 	local missing=() p
 	mapfile -t missing < <(missing_pkgs)
 	bindgen_ok || missing+=("bindgen-cli $BINDGEN_VERSION (cargo install)")
+	b4_ok || missing+=("b4 $B4_VERSION (PyPI, in the venv $B4_VENV: run scripts/setup/setup.sh)")
 	for p in /usr/bin/rustc /usr/bin/cargo "$LLVM_BIN/clang" "$LLVM_BIN/ld.lld" "$LLVM_BIN/llvm-link" \
 		 /usr/bin/qemu-system-x86_64 /usr/bin/qemu-system-aarch64 /usr/bin/aarch64-linux-gnu-gcc; do
 		[ -x "$p" ] || missing+=("$p")
@@ -122,7 +185,7 @@ doctor() {
 	for t in "rustc:/usr/bin/rustc --version" "rustdoc:/usr/bin/rustdoc --version" \
 		 "cargo:/usr/bin/cargo --version" "rustfmt:/usr/bin/rustfmt --version" \
 		 "clippy:/usr/bin/clippy-driver --version" "bindgen:$BINDGEN --version" \
-		 "clang:$LLVM_BIN/clang --version" "ld.lld:$LLVM_BIN/ld.lld --version" \
+		 "b4:$B4 --version" "clang:$LLVM_BIN/clang --version" "ld.lld:$LLVM_BIN/ld.lld --version" \
 		 "qemu-x86_64:qemu-system-x86_64 --version" "qemu-aarch64:qemu-system-aarch64 --version" \
 		 "aarch64-gcc:aarch64-linux-gnu-gcc --version" \
 		 "python3:python3 --version" "quilt:quilt --version" "make:make --version" \
@@ -143,6 +206,7 @@ install)
 	check_machine
 	install_pkgs
 	install_bindgen
+	install_b4
 	check_all || die "toolchain incomplete after install (see above)"
 	;;
 --check) check_machine; check_all ;;
