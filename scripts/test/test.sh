@@ -7,6 +7,9 @@
 #                    mailed; the whole stack applies with git am and quilt,
 #                    giving exactly the prepared tree; each topic applies on
 #                    the pristine tree plus the topics it depends on
+#   b4               each topic's mbox as a maintainer takes it: b4 am
+#                    rebuilds every patch and the cover with no warning,
+#                    git am applies b4's output on the topic's base
 #   robots           what a list's bots check: get_maintainer.pl on every
 #                    added file, the cover letters' numbers
 #   readme           README.md's results table is what the benchmark reports
@@ -150,6 +153,9 @@ if ! bash "$T/setup/prepare-tree.sh"; then
 	exit 1
 fi
 stage series series series_stage
+say "== the series as a maintainer takes it: b4 am, then git am =="
+stage b4 b4 ok_lines_stage b4 $((1 + 6 * $(python3 "$T/lib/topics.py" list | wc -l))) \
+	python3 "$T/series/b4-check.py" "$BUILD_DIR/series"
 say "== what a list's bots check: maintainers, cover letters =="
 stage robots robots ok_lines_stage robots 0 bash "$T/series/series.sh" robots "$BUILD_DIR/series"
 say "== the README's results table is what the reports give =="
