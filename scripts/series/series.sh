@@ -78,10 +78,20 @@ topic_range() { # TOPIC
 		RANGE_END="$(git_t rev-parse "rust-mm/$t")"
 		return
 	fi
-	tmp="$BUILD_DIR/topic-tree-$t"
-	git_t worktree remove --force "$tmp" >/dev/null 2>&1 || rm -rf "$tmp"
-	git_t worktree prune
-	git_t worktree add -q --detach "$tmp" pristine
+	# One scratch worktree for every topic and every export, kept between
+	# runs: going back to pristine touches only the files the last topic
+	# changed (a fresh worktree checks out the whole kernel, a minute or
+	# two each).
+	tmp="$BUILD_DIR/topic-tree"
+	if ! git -C "$tmp" rev-parse -q --verify 'pristine^{commit}' >/dev/null 2>&1 ||
+	   [ "$(git -C "$tmp" rev-parse pristine)" != "$(git_t rev-parse pristine)" ]; then
+		git_t worktree remove --force "$tmp" >/dev/null 2>&1 || rm -rf "$tmp"
+		git_t worktree prune
+		git_t worktree add -q --detach "$tmp" pristine
+	fi
+	git -C "$tmp" am --abort >/dev/null 2>&1 || true
+	git -C "$tmp" checkout -q -f --detach pristine
+	git -C "$tmp" clean -q -fdx
 	local applied=()
 	for x in $deps; do
 		apply_topic "$tmp" "$x" "${applied[@]}" >/dev/null
@@ -90,7 +100,6 @@ topic_range() { # TOPIC
 	RANGE_START="$(git -C "$tmp" rev-parse HEAD)"
 	apply_topic "$tmp" "$t" "${applied[@]}" >/dev/null
 	RANGE_END="$(git -C "$tmp" rev-parse HEAD)"
-	git_t worktree remove --force "$tmp"
 }
 
 # The commits START..END again, authored by the exporter (same messages,
