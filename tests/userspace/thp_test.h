@@ -324,7 +324,7 @@ static inline int rmap_verify(const char *mem, unsigned long len)
 }
 
 static char thp_sysfs_pmd[96], thp_sysfs_m[96];
-static char thp_old_pmd[32], thp_old_m[32];
+static char thp_old_pmd[64], thp_old_m[64];
 /* The program's name in its results: "<program>" or "<program>_<N>k". */
 static char thp_program[64];
 
@@ -393,7 +393,7 @@ static inline int thp_quiet_numa(void)
 
 static struct {
 	const char *path;
-	char old[32];
+	char old[128];
 } thp_knobs[MAX_KNOBS];
 static int thp_nknobs;
 
@@ -408,7 +408,7 @@ static void thp_knobs_restore(void)
 /* Set @path to @want unless it reads one of @ok ("|"-separated). */
 static inline int thp_knob(const char *path, const char *ok, const char *want, int optional)
 {
-	char cur[32], oks[64], pat[40];
+	char cur[128], oks[64], pat[136];
 
 	if (read_sys(path, cur, sizeof(cur))) {
 		if (optional)
