@@ -41,10 +41,10 @@ unsafe impl AtomicWord for AtomicI32 {
     type Word = i32;
 }
 
+#[cfg(CONFIG_MM_RMAP_ID)]
 // SAFETY: `AtomicSeqcount` is `repr(transparent)` over an `AtomicU64`
 // (sizes checked below), which is an `AtomicWord` of `u64`; any word is
 // a seqcount (its methods refuse what they cannot end).
-#[cfg(CONFIG_MM_RMAP_ID)]
 unsafe impl AtomicWord for AtomicSeqcount {
     type Word = u64;
 }
