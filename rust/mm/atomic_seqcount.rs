@@ -1,39 +1,77 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The C API of the atomic seqcount (`include/linux/atomic_seqcount.h`).
+//! C header: [`include/linux/atomic_seqcount.h`](srctree/include/linux/atomic_seqcount.h)
 //!
-//! The word lives in memory owned by C (an `struct atomic_seqcount`, later
-//! inside `struct folio`); these functions view it as a
-//! [`crate::seqcount::AtomicSeqcount`]. A write section disables preemption
-//! from begin to end, as the RAII guards do in Rust.
+//! The atomic seqcount's C API. The word lives in memory owned by C (a
+//! `struct atomic_seqcount`, e.g. inside `struct folio`); these functions
+//! view it as an [`AtomicSeqcount`] (through [`crate::atomic`]), whose
+//! protocol is [`crate::logic::atomic_seqcount`]'s. A write section
+//! disables preemption from begin to end, as the RAII guards do in Rust.
 //!
 //! Fast-path cost (uncontended, exclusive): begin is one atomic RMW
 //! (`lock xadd` on x86_64; on arm64 an `ldaxr`/`stxr` loop, because the
 //! kernel's Rust target does not enable LSE, where C's atomics are patched
-//! to `ldadd` at boot: 0 LSE instructions in an arm64 `rust_mm.o`, 2026-11-23)
-//! plus `preempt_disable()`; end is one atomic RMW plus `preempt_enable()`.
-//! Each is one out-of-line call from C.
+//! to `ldadd` at boot) plus `preempt_disable()`; end is one atomic RMW plus
+//! `preempt_enable()`. Each is one out-of-line call from C.
 
 use kernel::bindings;
 use kernel::error::code::EINVAL;
 use kernel::ffi::c_int;
 
-use crate::seqcount::{AtomicSeqcount, Mode, Preempt, MAX_WRITERS};
+use crate::atomic;
+use crate::logic::atomic_seqcount::{AtomicSeqcount, Mode, Preempt, MAX_WRITERS};
 
 // One writer per CPU at most (sections disable preemption, do not nest on
 // one seqcount and are not used in interrupt context): the writer fields
 // cannot overflow if they can count NR_CPUS.
 const _: () = assert!(bindings::CONFIG_NR_CPUS as u64 <= MAX_WRITERS);
 
-// `struct atomic_seqcount` is one `atomic64_t`: same size and alignment as the
-// Rust type we view it as.
+// `struct atomic_seqcount` is one `atomic64_t`: a `u64` word, which
+// `crate::atomic` views as the Rust type.
 const _: () = {
     assert!(core::mem::size_of::<bindings::atomic_seqcount>() == 8);
     assert!(core::mem::align_of::<bindings::atomic_seqcount>() == 8);
-    assert!(core::mem::size_of::<AtomicSeqcount>() == 8);
-    assert!(core::mem::align_of::<AtomicSeqcount>() == 8);
     assert!(bindings::ATOMIC_SEQCOUNT_SHARED == 0);
     assert!(bindings::ATOMIC_SEQCOUNT_EXCLUSIVE == 1);
+};
+
+// Every export has the type of its C declaration (bindgen reads
+// linux/atomic_seqcount.h): a header and an export that disagree fail the
+// build.
+const _: () = {
+    type Begin = unsafe extern "C" fn(*mut bindings::atomic_seqcount) -> c_int;
+    type End = unsafe extern "C" fn(*mut bindings::atomic_seqcount, c_int) -> c_int;
+    type ReadBegin = unsafe extern "C" fn(*const bindings::atomic_seqcount) -> u64;
+    type ReadRetry = unsafe extern "C" fn(*const bindings::atomic_seqcount, u64) -> bool;
+    type RawRead = unsafe extern "C" fn(*const bindings::atomic_seqcount, *mut u64) -> bool;
+    let _: [Begin; 2] = [
+        bindings::rust_atomic_seqcount_write_begin_shared,
+        rust_atomic_seqcount_write_begin_shared,
+    ];
+    let _: [Begin; 2] = [
+        bindings::rust_atomic_seqcount_write_begin,
+        rust_atomic_seqcount_write_begin,
+    ];
+    let _: [Begin; 2] = [
+        bindings::rust_atomic_seqcount_write_begin_cmpxchg,
+        rust_atomic_seqcount_write_begin_cmpxchg,
+    ];
+    let _: [End; 2] = [
+        bindings::rust_atomic_seqcount_write_end,
+        rust_atomic_seqcount_write_end,
+    ];
+    let _: [ReadBegin; 2] = [
+        bindings::rust_atomic_seqcount_read_begin,
+        rust_atomic_seqcount_read_begin,
+    ];
+    let _: [ReadRetry; 2] = [
+        bindings::rust_atomic_seqcount_read_retry,
+        rust_atomic_seqcount_read_retry,
+    ];
+    let _: [RawRead; 2] = [
+        bindings::rust_atomic_seqcount_raw_read,
+        rust_atomic_seqcount_raw_read,
+    ];
 };
 
 /// The kernel's preemption control.
@@ -49,7 +87,7 @@ impl Preempt for KernelPreempt {
         // SAFETY: `preempt_enable()` has no memory-safety preconditions; an
         // unbalanced call is a logic error the kernel reports (with
         // CONFIG_DEBUG_PREEMPT). In this crate it only pairs `disable()`:
-        // in `WriteGuard::drop` and in `__atomic_seqcount_write_end` after
+        // in `WriteGuard::drop` and in `rust_atomic_seqcount_write_end` after
         // a successful end.
         unsafe { bindings::preempt_enable() }
     }
@@ -62,10 +100,11 @@ impl Preempt for KernelPreempt {
 /// `s` points to a live, initialised `struct atomic_seqcount` that C accesses
 /// only atomically, for the duration of `'a`.
 unsafe fn seqcount<'a>(s: *const bindings::atomic_seqcount) -> &'a AtomicSeqcount {
-    // SAFETY: By the safety requirements `s` is valid; the layouts match
-    // (checked above) and `AtomicSeqcount` is `repr(transparent)` over an
-    // `AtomicU64`, which may alias memory that C accesses atomically.
-    unsafe { &*s.cast::<AtomicSeqcount>() }
+    // SAFETY: `struct atomic_seqcount` is one `atomic64_t`, whose counter is
+    // the `u64` word at its start (layout checked above); it is live and
+    // accessed only atomically for `'a` (this function's safety
+    // requirements).
+    unsafe { atomic::from_ptr(s.cast_mut().cast::<u64>()) }
 }
 
 fn mode_to_c(mode: Mode) -> c_int {
@@ -81,7 +120,7 @@ fn mode_to_c(mode: Mode) -> c_int {
 ///
 /// `s` points to a live `struct atomic_seqcount`.
 #[no_mangle]
-pub unsafe extern "C" fn __atomic_seqcount_write_begin_shared(
+pub unsafe extern "C" fn rust_atomic_seqcount_write_begin_shared(
     s: *mut bindings::atomic_seqcount,
 ) -> c_int {
     KernelPreempt::disable();
@@ -97,20 +136,22 @@ pub unsafe extern "C" fn __atomic_seqcount_write_begin_shared(
 ///
 /// `s` points to a live `struct atomic_seqcount`.
 #[no_mangle]
-pub unsafe extern "C" fn __atomic_seqcount_write_begin(s: *mut bindings::atomic_seqcount) -> c_int {
+pub unsafe extern "C" fn rust_atomic_seqcount_write_begin(
+    s: *mut bindings::atomic_seqcount,
+) -> c_int {
     KernelPreempt::disable();
     // SAFETY: Forwarded from this function's safety requirements.
     mode_to_c(unsafe { seqcount(s) }.begin_exclusive())
 }
 
-/// As [`__atomic_seqcount_write_begin`], with load + cmpxchg instead of
+/// As [`rust_atomic_seqcount_write_begin`], with load + cmpxchg instead of
 /// add-return (kept for comparison).
 ///
 /// # Safety
 ///
 /// `s` points to a live `struct atomic_seqcount`.
 #[no_mangle]
-pub unsafe extern "C" fn __atomic_seqcount_write_begin_cmpxchg(
+pub unsafe extern "C" fn rust_atomic_seqcount_write_begin_cmpxchg(
     s: *mut bindings::atomic_seqcount,
 ) -> c_int {
     KernelPreempt::disable();
@@ -126,7 +167,7 @@ pub unsafe extern "C" fn __atomic_seqcount_write_begin_cmpxchg(
 ///
 /// `s` points to a live `struct atomic_seqcount`.
 #[no_mangle]
-pub unsafe extern "C" fn __atomic_seqcount_write_end(
+pub unsafe extern "C" fn rust_atomic_seqcount_write_end(
     s: *mut bindings::atomic_seqcount,
     mode: c_int,
 ) -> c_int {
@@ -151,7 +192,9 @@ pub unsafe extern "C" fn __atomic_seqcount_write_end(
 ///
 /// `s` points to a live `struct atomic_seqcount`.
 #[no_mangle]
-pub unsafe extern "C" fn atomic_seqcount_read_begin(s: *const bindings::atomic_seqcount) -> u64 {
+pub unsafe extern "C" fn rust_atomic_seqcount_read_begin(
+    s: *const bindings::atomic_seqcount,
+) -> u64 {
     // SAFETY: Forwarded from this function's safety requirements.
     unsafe { seqcount(s) }.read_begin()
 }
@@ -162,7 +205,7 @@ pub unsafe extern "C" fn atomic_seqcount_read_begin(s: *const bindings::atomic_s
 ///
 /// `s` points to a live `struct atomic_seqcount`.
 #[no_mangle]
-pub unsafe extern "C" fn atomic_seqcount_read_retry(
+pub unsafe extern "C" fn rust_atomic_seqcount_read_retry(
     s: *const bindings::atomic_seqcount,
     start: u64,
 ) -> bool {
@@ -178,7 +221,7 @@ pub unsafe extern "C" fn atomic_seqcount_read_retry(
 ///
 /// `s` points to a live `struct atomic_seqcount`; `start` is valid for a write.
 #[no_mangle]
-pub unsafe extern "C" fn atomic_seqcount_raw_read(
+pub unsafe extern "C" fn rust_atomic_seqcount_raw_read(
     s: *const bindings::atomic_seqcount,
     start: *mut u64,
 ) -> bool {

@@ -1,28 +1,31 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The C API of a large folio's rmap state (`include/linux/rmap_id.h`,
-//! wrapped for the rmap code in `include/linux/rmap.h`).
+//! C header: [`include/linux/folio_rmap.h`](srctree/include/linux/folio_rmap.h)
 //!
-//! C passes a `struct folio *`, its order, and the mm's rmap ID and cached
-//! sub-IDs. This file turns them into a [`FolioRmap`] over the folio's
-//! words -- the only `unsafe` here is that view -- and the logic is the
-//! kernel-independent [`crate::folio`]. Where the words are is fixed by C
-//! (`enum folio_rmap_layout` in `mm_types.h`) and checked below at compile
-//! time against the classes.
+//! The C API of a large folio's rmap state, wrapped for the rmap code in
+//! `include/linux/rmap.h`. C passes a `struct folio *`, its order, and the
+//! mm's rmap ID and cached sub-IDs. This file turns them into a
+//! [`FolioRmap`] over the folio's words -- the only `unsafe` here is that
+//! view, through [`crate::atomic`] -- and the logic is the
+//! kernel-independent [`crate::logic::folio_rmap`]. Where the words are is
+//! fixed by C (`enum folio_rmap_layout` in `mm_types.h`) and checked below
+//! at compile time against the classes.
 
 use core::marker::PhantomData;
 use core::ptr::NonNull;
-use core::sync::atomic::{AtomicI32, AtomicU64};
 
 use kernel::bindings;
 use kernel::error::code::{EAGAIN, EINVAL};
 use kernel::ffi::{c_int, c_long, c_uint, c_ulong};
 
-use crate::folio::{
-    reuse_window, FolioRmap, FolioWords, Layout, MmIds, ReuseCounts, Sharing, TRACK_MIN_ORDER,
+use crate::atomic::{self, AtomicWord};
+use crate::logic::atomic_seqcount::{AtomicSeqcount, Preempt};
+use crate::logic::folio_rmap::{
+    reuse_window, FolioRmap, FolioWords, Layout, MmIds, ReuseCounts, Sharing, READ_TRIES,
+    TRACK_MIN_ORDER,
 };
-use crate::seqcount::{AtomicSeqcount, Preempt};
-use crate::subid::{MAX_VALUES, NR_ORDERS, NR_SUBIDS};
+use crate::logic::rmap_id::subid::{self, MAX_VALUES, NR_ORDERS, NR_SUBIDS};
+use crate::logic::sync::{AtomicI32, AtomicU64};
 
 /// The placement C chose, as the core describes it.
 const LAYOUT: Layout = Layout {
@@ -52,20 +55,19 @@ const _: () = {
     assert!(bindings::RMAP_ID_NR_ORDERS as usize == NR_ORDERS);
 };
 
-/// A word of the folio at byte offset `off`, as an atomic.
+/// A word of the folio at byte offset `off`, as the atomic `A`.
 ///
 /// # Safety
 ///
-/// `folio` points to a live large folio whose first `off + size_of::<T>()`
+/// `folio` points to a live large folio whose first `off + size_of::<A>()`
 /// bytes of struct pages exist and stay allocated for `'a`; the word is
-/// aligned for `T` and C only accesses it atomically (`atomic_t`,
+/// aligned for `A` and C only accesses it atomically (`atomic_t`,
 /// `atomic64_t`) or while no one else can reach the folio.
-unsafe fn word<'a, T>(folio: *mut bindings::folio, off: usize) -> &'a T {
-    // SAFETY: By the function's safety requirements the address is inside
-    // the folio's struct pages, aligned, and valid for `'a`; `AtomicI32` and
-    // `AtomicU64` have the layout of `atomic_t` and `atomic64_t`'s counter,
-    // and all concurrent accesses are atomic.
-    unsafe { &*folio.cast::<u8>().add(off).cast::<T>() }
+unsafe fn word<'a, A: AtomicWord>(folio: *mut bindings::folio, off: usize) -> &'a A {
+    // SAFETY: By the function's safety requirements the word at `off` is
+    // inside the folio's struct pages (so is the pointer arithmetic),
+    // aligned, valid for `'a` and only accessed atomically.
+    unsafe { atomic::from_ptr(folio.cast::<u8>().add(off).cast::<A::Word>()) }
 }
 
 /// The words of a live tracked folio, addressed by offset from its head
@@ -74,9 +76,9 @@ unsafe fn word<'a, T>(folio: *mut bindings::folio, off: usize) -> &'a T {
 /// # Invariants
 ///
 /// `folio` points to a live, non-hugetlb large folio of an order
-/// [`crate::folio::is_tracked_order`] accepts, which stays allocated for
-/// `'a`; [`FolioRmap`] (the only user) asks for value `k` only below the
-/// value count of that order's class.
+/// [`crate::logic::folio_rmap::is_tracked_order`] accepts, which stays
+/// allocated for `'a`; [`FolioRmap`] (the only user) asks for value `k`
+/// only below the value count of that order's class.
 struct KernelFolio<'a> {
     folio: NonNull<bindings::folio>,
     _life: PhantomData<&'a bindings::folio>,
@@ -153,8 +155,7 @@ unsafe fn mm_ids<'a>(id: u32, subids: *const bindings::rmap_subids) -> Option<Mm
 // subset of C's (x86: +soft-float; arm64: +strict-align) and ThinLTO
 // imports nothing over -import-instr-limit=5. rustc warns that `#[inline]`
 // is ignored on an export (`unused_attributes`), yet keeps the attribute
-// on the LLVM function; scripts/lto-check.sh proves from the built
-// vmlinux that no call is left.
+// on the LLVM function, and the LTO link inlines every call.
 
 /// Reset a folio's rmap state (`prep_compound_head()`, folio split).
 ///
@@ -162,14 +163,14 @@ unsafe fn mm_ids<'a>(id: u32, subids: *const bindings::rmap_subids) -> Option<Mm
 ///
 /// `folio` is a large folio of `order` nobody else can reach.
 #[no_mangle]
-pub unsafe extern "C" fn __folio_rmap_reset(folio: *mut bindings::folio, order: c_uint) {
+pub unsafe extern "C" fn rust_folio_rmap_reset(folio: *mut bindings::folio, order: c_uint) {
     // SAFETY: Forwarded from this function's safety requirements.
     if let Some(r) = unsafe { rmap(folio, order) } {
         r.reset();
     }
 }
 
-/// Write sections of `__folio_rmap_add` and `__folio_rmap_set_new`: their
+/// Write sections of `rust_folio_rmap_add` and `rust_folio_rmap_set_new`: their
 /// C callers (`folio_add_large_mapcount()`, `folio_set_large_mapcount()` in
 /// `include/linux/rmap.h`) hold a page table lock, which disables
 /// preemption (they assert it; on PREEMPT_RT, where that lock sleeps, they
@@ -199,7 +200,7 @@ unsafe fn writer_ids<'a>(subids: *const bindings::rmap_subids) -> MmIds<'a> {
     // the test on every update.
     let s = unsafe { &*subids };
     MmIds {
-        id: crate::subid::DUMMY_ID,
+        id: subid::DUMMY_ID,
         subids: &s.subids,
         live: &s.live,
     }
@@ -217,7 +218,7 @@ unsafe fn writer_ids<'a>(subids: *const bindings::rmap_subids) -> MmIds<'a> {
 // See `LTO_INLINE` above.
 #[allow(unused_attributes)]
 #[inline(always)]
-pub unsafe extern "C" fn __folio_rmap_add(
+pub unsafe extern "C" fn rust_folio_rmap_add(
     folio: *mut bindings::folio,
     order: c_uint,
     subids: *const bindings::rmap_subids,
@@ -236,12 +237,12 @@ pub unsafe extern "C" fn __folio_rmap_add(
 ///
 /// # Safety
 ///
-/// As [`__folio_rmap_add`]; the folio is not yet mapped anywhere else.
+/// As [`rust_folio_rmap_add`]; the folio is not yet mapped anywhere else.
 #[no_mangle]
 // See `LTO_INLINE` above.
 #[allow(unused_attributes)]
 #[inline(always)]
-pub unsafe extern "C" fn __folio_rmap_set_new(
+pub unsafe extern "C" fn rust_folio_rmap_set_new(
     folio: *mut bindings::folio,
     order: c_uint,
     subids: *const bindings::rmap_subids,
@@ -268,7 +269,7 @@ pub unsafe extern "C" fn __folio_rmap_set_new(
 // See `LTO_INLINE` above.
 #[allow(unused_attributes)]
 #[inline(always)]
-pub unsafe extern "C" fn __folio_rmap_sharing(
+pub unsafe extern "C" fn rust_folio_rmap_sharing(
     folio: *mut bindings::folio,
     order: c_uint,
     id: u32,
@@ -297,7 +298,7 @@ pub unsafe extern "C" fn __folio_rmap_sharing(
 // See `LTO_INLINE` above.
 #[allow(unused_attributes)]
 #[inline(always)]
-pub unsafe extern "C" fn __folio_rmap_may_reuse(
+pub unsafe extern "C" fn rust_folio_rmap_may_reuse(
     folio: *mut bindings::folio,
     order: c_uint,
     id: u32,
@@ -320,14 +321,14 @@ pub unsafe extern "C" fn __folio_rmap_may_reuse(
 
 /// The PTEs `[start, end)` a write fault that reused page `idx` of a folio
 /// of `nr` pages at `addr`, in the vma `[vma_start, vma_end)`, may make
-/// writable in the same fault, once [`__folio_rmap_may_reuse`] said yes
+/// writable in the same fault, once [`rust_folio_rmap_may_reuse`] said yes
 /// ([`reuse_window`]: the folio's linear span clipped to the vma and the
 /// faulting PTE's page table). Empty for bad input.
 #[no_mangle]
 // See `LTO_INLINE` above.
 #[allow(unused_attributes)]
 #[inline(always)]
-pub extern "C" fn __folio_reuse_window(
+pub extern "C" fn rust_folio_rmap_reuse_window(
     addr: c_ulong,
     idx: c_ulong,
     nr: c_ulong,
@@ -353,20 +354,8 @@ pub extern "C" fn __folio_reuse_window(
     }
 }
 
-// The export has the type rmap_id.h declares; `c_ulong` holds a `u64`.
-const _: () = {
-    assert!(core::mem::size_of::<c_ulong>() == core::mem::size_of::<u64>());
-    type WindowFn = unsafe extern "C" fn(
-        c_ulong,
-        c_ulong,
-        c_ulong,
-        c_ulong,
-        c_ulong,
-        c_uint,
-        c_uint,
-    ) -> bindings::folio_reuse_window;
-    let _: [WindowFn; 2] = [bindings::__folio_reuse_window, __folio_reuse_window];
-};
+// `c_ulong` holds a `u64` (the reuse window's casts).
+const _: () = assert!(core::mem::size_of::<c_ulong>() == core::mem::size_of::<u64>());
 
 /// A consistent snapshot of a tracked folio: its mapcount in `*mapcount`
 /// and its first `nr` rmap values in `values` (0 past the class's count).
@@ -375,10 +364,10 @@ const _: () = {
 ///
 /// # Safety
 ///
-/// `folio` as for [`__folio_rmap_sharing`]; `mapcount` is valid for a
+/// `folio` as for [`rust_folio_rmap_sharing`]; `mapcount` is valid for a
 /// write and `values` for `nr` writes.
 #[no_mangle]
-pub unsafe extern "C" fn folio_rmap_snapshot(
+pub unsafe extern "C" fn rust_folio_rmap_snapshot(
     folio: *mut bindings::folio,
     order: c_uint,
     mapcount: *mut c_long,
@@ -392,7 +381,7 @@ pub unsafe extern "C" fn folio_rmap_snapshot(
     if mapcount.is_null() || values.is_null() {
         return EINVAL.to_errno();
     }
-    let snap = (0..crate::folio::READ_TRIES).find_map(|_| r.snapshot());
+    let snap = (0..READ_TRIES).find_map(|_| r.snapshot());
     let Some(snap) = snap else {
         return EAGAIN.to_errno();
     };
@@ -405,5 +394,38 @@ pub unsafe extern "C" fn folio_rmap_snapshot(
     // SAFETY: See above.
     unsafe { mapcount.write(snap.mapcount as c_long) };
     // At most MAX_VALUES (6): the cast cannot truncate.
-    crate::subid::class_for_order(order).map_or(0, |c| c.values.min(MAX_VALUES)) as c_int
+    subid::class_for_order(order).map_or(0, |c| c.values.min(MAX_VALUES)) as c_int
 }
+
+// Every export has the type of its C declaration (bindgen reads
+// linux/folio_rmap.h): a header and an export that disagree fail the build.
+const _: () = {
+    type Folio = *mut bindings::folio;
+    type SubIds = *const bindings::rmap_subids;
+    type Update = unsafe extern "C" fn(Folio, c_uint, SubIds, c_int);
+    type Reader<T> = unsafe extern "C" fn(Folio, c_uint, u32, SubIds) -> T;
+    type Window = unsafe extern "C" fn(
+        c_ulong,
+        c_ulong,
+        c_ulong,
+        c_ulong,
+        c_ulong,
+        c_uint,
+        c_uint,
+    ) -> bindings::folio_reuse_window;
+    type Snapshot = unsafe extern "C" fn(Folio, c_uint, *mut c_long, *mut u64, usize) -> c_int;
+    let _: [unsafe extern "C" fn(Folio, c_uint); 2] =
+        [bindings::rust_folio_rmap_reset, rust_folio_rmap_reset];
+    let _: [Update; 2] = [bindings::rust_folio_rmap_add, rust_folio_rmap_add];
+    let _: [Update; 2] = [bindings::rust_folio_rmap_set_new, rust_folio_rmap_set_new];
+    let _: [Reader<c_int>; 2] = [bindings::rust_folio_rmap_sharing, rust_folio_rmap_sharing];
+    let _: [Reader<bool>; 2] = [
+        bindings::rust_folio_rmap_may_reuse,
+        rust_folio_rmap_may_reuse,
+    ];
+    let _: [Window; 2] = [
+        bindings::rust_folio_rmap_reuse_window,
+        rust_folio_rmap_reuse_window,
+    ];
+    let _: [Snapshot; 2] = [bindings::rust_folio_rmap_snapshot, rust_folio_rmap_snapshot];
+};

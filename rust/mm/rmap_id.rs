@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The C API of rmap IDs and sub-IDs (`include/linux/rmap_id.h`).
+//! C header: [`include/linux/rmap_id.h`](srctree/include/linux/rmap_id.h)
 //!
-//! Everything `unsafe` in rust/mm is here, at the FFI edge: turning the
-//! allocator handle C holds back into a reference, writing results through C
-//! pointers, and the irq-safe spinlock backend. The logic lives in the safe
-//! modules [`crate::idspace`] and [`crate::subid`].
+//! The C API of rmap IDs and sub-IDs. The `unsafe` here is what the FFI
+//! edge needs: turning the allocator handle C holds back into a reference,
+//! writing results through C pointers, and the irq-safe spinlock backend.
+//! The logic lives in the safe modules [`crate::logic::rmap_id::idspace`]
+//! and [`crate::logic::rmap_id::subid`].
 
 use core::pin::Pin;
 use core::ptr;
@@ -18,8 +19,8 @@ use kernel::prelude::*;
 use kernel::sync::lock::{Backend, Lock};
 use kernel::{c_str, static_lock_class};
 
-use crate::idspace::{self, AllocError, FreeError, IdSpace, Leaf, SpaceLock};
-use crate::subid::{self, SubIdError, SubIds};
+use crate::logic::rmap_id::idspace::{self, AllocError, FreeError, IdSpace, Leaf, SpaceLock};
+use crate::logic::rmap_id::subid::{self, SubIdError, SubIds};
 
 // The C header and the Rust tables must agree; checked when vmlinux builds.
 const _: () = {
@@ -30,6 +31,46 @@ const _: () = {
     assert!(bindings::RMAP_ID_MAX_ORDER == subid::MAX_ORDER);
     assert!(bindings::RMAP_ID_MAX_VALUES as usize == subid::MAX_VALUES);
     assert!(bindings::RMAP_ID_NR_SUBIDS as usize == subid::NR_SUBIDS);
+};
+
+// Every export has the type of its C declaration (bindgen reads
+// linux/rmap_id.h): a header and an export that disagree fail the build.
+const _: () = {
+    type Handle = *mut bindings::rmap_id_allocator;
+    let _: [unsafe extern "C" fn(u32) -> Handle; 2] = [
+        bindings::rust_rmap_id_allocator_create,
+        rust_rmap_id_allocator_create,
+    ];
+    let _: [unsafe extern "C" fn(Handle); 2] = [
+        bindings::rust_rmap_id_allocator_destroy,
+        rust_rmap_id_allocator_destroy,
+    ];
+    let _: [unsafe extern "C" fn(Handle) -> c_int; 2] =
+        [bindings::rust_rmap_id_alloc, rust_rmap_id_alloc];
+    let _: [unsafe extern "C" fn(Handle, u32) -> c_int; 2] =
+        [bindings::rust_rmap_id_free, rust_rmap_id_free];
+    let _: [unsafe extern "C" fn(Handle) -> u32; 2] = [
+        bindings::rust_rmap_id_allocator_live,
+        rust_rmap_id_allocator_live,
+    ];
+    let _: [unsafe extern "C" fn(Handle) -> usize; 2] = [
+        bindings::rust_rmap_id_allocator_footprint,
+        rust_rmap_id_allocator_footprint,
+    ];
+    let _: [unsafe extern "C" fn(u32, *mut bindings::rmap_subids) -> c_int; 2] =
+        [bindings::rust_rmap_id_subids_fill, rust_rmap_id_subids_fill];
+    let _: [unsafe extern "C" fn() -> c_int; 2] = [
+        bindings::rust_rmap_id_verify_tables,
+        rust_rmap_id_verify_tables,
+    ];
+    let _: [unsafe extern "C" fn(c_uint) -> c_int; 2] = [
+        bindings::rust_rmap_id_subid_offset,
+        rust_rmap_id_subid_offset,
+    ];
+    let _: [unsafe extern "C" fn(u32, c_uint, c_uint, *mut u64) -> c_int; 2] =
+        [bindings::rust_rmap_id_subid, rust_rmap_id_subid];
+    let _: [unsafe extern "C" fn(c_uint, *mut bindings::rmap_subid_class) -> c_int; 2] =
+        [bindings::rust_rmap_id_subid_class, rust_rmap_id_subid_class];
 };
 
 /// A `spinlock_t` taken with `spin_lock_irqsave()`: the free path runs from
@@ -99,24 +140,25 @@ impl SpaceLock for Allocator {
 ///
 /// # Safety
 ///
-/// `a` is NULL or was returned by [`rmap_id_allocator_create`] and not yet
-/// passed to [`rmap_id_allocator_destroy`].
-unsafe fn allocator<'a>(a: *const Allocator) -> Option<&'a Allocator> {
+/// `a` is NULL or was returned by [`rust_rmap_id_allocator_create`] and
+/// not yet passed to [`rust_rmap_id_allocator_destroy`].
+unsafe fn allocator<'a>(a: *mut bindings::rmap_id_allocator) -> Option<&'a Allocator> {
     // SAFETY: By the function's safety requirements, a non-NULL `a` points
-    // to a live, pinned `Allocator` that is only used through shared
+    // to a live, pinned `Allocator` (C's `struct rmap_id_allocator` is
+    // opaque: only this file creates one) that is only used through shared
     // references.
-    unsafe { a.as_ref() }
+    unsafe { a.cast::<Allocator>().as_ref() }
 }
 
 /// Create an allocator handing out IDs `1..=max_id` (`max_id` clamped to
 /// `1..=RMAP_ID_MAX`). Returns NULL if memory is short. May sleep.
 #[no_mangle]
-pub extern "C" fn rmap_id_allocator_create(max_id: u32) -> *mut Allocator {
+pub extern "C" fn rust_rmap_id_allocator_create(max_id: u32) -> *mut bindings::rmap_id_allocator {
     match KBox::pin_init(Allocator::new(max_id), GFP_KERNEL) {
         // SAFETY: The allocator is never moved out of its box: C only holds
-        // the pointer, and `rmap_id_allocator_destroy` rebuilds the box to
-        // drop it in place.
-        Ok(b) => KBox::into_raw(unsafe { Pin::into_inner_unchecked(b) }),
+        // the pointer, and `rust_rmap_id_allocator_destroy` rebuilds the box
+        // to drop it in place.
+        Ok(b) => KBox::into_raw(unsafe { Pin::into_inner_unchecked(b) }).cast(),
         Err(_) => ptr::null_mut(),
     }
 }
@@ -125,14 +167,14 @@ pub extern "C" fn rmap_id_allocator_create(max_id: u32) -> *mut Allocator {
 ///
 /// # Safety
 ///
-/// `a` is NULL or came from [`rmap_id_allocator_create`], is not used
+/// `a` is NULL or came from [`rust_rmap_id_allocator_create`], is not used
 /// concurrently, and is not used again.
 #[no_mangle]
-pub unsafe extern "C" fn rmap_id_allocator_destroy(a: *mut Allocator) {
+pub unsafe extern "C" fn rust_rmap_id_allocator_destroy(a: *mut bindings::rmap_id_allocator) {
     if !a.is_null() {
         // SAFETY: By the safety requirements, `a` came from `KBox::into_raw`
-        // in `rmap_id_allocator_create` and ownership returns here.
-        drop(unsafe { KBox::from_raw(a) });
+        // in `rust_rmap_id_allocator_create` and ownership returns here.
+        drop(unsafe { KBox::from_raw(a.cast::<Allocator>()) });
     }
 }
 
@@ -142,9 +184,9 @@ pub unsafe extern "C" fn rmap_id_allocator_destroy(a: *mut Allocator) {
 ///
 /// # Safety
 ///
-/// `a` is NULL or a live allocator (see [`rmap_id_allocator_create`]).
+/// `a` is NULL or a live allocator (see [`rust_rmap_id_allocator_create`]).
 #[no_mangle]
-pub unsafe extern "C" fn rmap_id_alloc(a: *const Allocator) -> c_int {
+pub unsafe extern "C" fn rust_rmap_id_alloc(a: *mut bindings::rmap_id_allocator) -> c_int {
     // SAFETY: Forwarded from this function's safety requirements.
     let Some(a) = (unsafe { allocator(a) }) else {
         return EINVAL.to_errno();
@@ -164,9 +206,9 @@ pub unsafe extern "C" fn rmap_id_alloc(a: *const Allocator) -> c_int {
 ///
 /// # Safety
 ///
-/// `a` is NULL or a live allocator (see [`rmap_id_allocator_create`]).
+/// `a` is NULL or a live allocator (see [`rust_rmap_id_allocator_create`]).
 #[no_mangle]
-pub unsafe extern "C" fn rmap_id_free(a: *const Allocator, id: u32) -> c_int {
+pub unsafe extern "C" fn rust_rmap_id_free(a: *mut bindings::rmap_id_allocator, id: u32) -> c_int {
     // SAFETY: Forwarded from this function's safety requirements.
     let Some(a) = (unsafe { allocator(a) }) else {
         return EINVAL.to_errno();
@@ -189,9 +231,9 @@ pub unsafe extern "C" fn rmap_id_free(a: *const Allocator, id: u32) -> c_int {
 ///
 /// # Safety
 ///
-/// `a` is NULL or a live allocator (see [`rmap_id_allocator_create`]).
+/// `a` is NULL or a live allocator (see [`rust_rmap_id_allocator_create`]).
 #[no_mangle]
-pub unsafe extern "C" fn rmap_id_allocator_live(a: *const Allocator) -> u32 {
+pub unsafe extern "C" fn rust_rmap_id_allocator_live(a: *mut bindings::rmap_id_allocator) -> u32 {
     // SAFETY: Forwarded from this function's safety requirements.
     unsafe { allocator(a) }.map_or(0, |a| a.with(|s| s.live()))
 }
@@ -201,9 +243,11 @@ pub unsafe extern "C" fn rmap_id_allocator_live(a: *const Allocator) -> u32 {
 ///
 /// # Safety
 ///
-/// `a` is NULL or a live allocator (see [`rmap_id_allocator_create`]).
+/// `a` is NULL or a live allocator (see [`rust_rmap_id_allocator_create`]).
 #[no_mangle]
-pub unsafe extern "C" fn rmap_id_allocator_footprint(a: *const Allocator) -> usize {
+pub unsafe extern "C" fn rust_rmap_id_allocator_footprint(
+    a: *mut bindings::rmap_id_allocator,
+) -> usize {
     // SAFETY: Forwarded from this function's safety requirements.
     unsafe { allocator(a) }.map_or(0, |a| a.with(|s| s.footprint()))
 }
@@ -221,7 +265,10 @@ fn subid_errno(_: SubIdError) -> c_int {
 ///
 /// `cache` is NULL or valid for a write of one `struct rmap_subids`.
 #[no_mangle]
-pub unsafe extern "C" fn rmap_subids_fill(id: u32, cache: *mut bindings::rmap_subids) -> c_int {
+pub unsafe extern "C" fn rust_rmap_id_subids_fill(
+    id: u32,
+    cache: *mut bindings::rmap_subids,
+) -> c_int {
     if cache.is_null() {
         return EINVAL.to_errno();
     }
@@ -245,7 +292,7 @@ pub unsafe extern "C" fn rmap_subids_fill(id: u32, cache: *mut bindings::rmap_su
 /// every compile-time table entry and class property re-derived. Returns
 /// the number of entries checked, or `-EINVAL` after logging what is wrong.
 #[no_mangle]
-pub extern "C" fn rmap_id_verify_tables() -> c_int {
+pub extern "C" fn rust_rmap_id_verify_tables() -> c_int {
     match subid::verify_tables() {
         // Fewer than 2^31 entries: the tables hold a few thousand.
         Ok(n) => c_int::try_from(n).unwrap_or(c_int::MAX),
@@ -263,7 +310,7 @@ pub extern "C" fn rmap_id_verify_tables() -> c_int {
 /// Index of the first sub-ID of folios of `order` within the per-mm cache,
 /// or `-EINVAL` for an order outside `RMAP_ID_MIN_ORDER..=RMAP_ID_MAX_ORDER`.
 #[no_mangle]
-pub extern "C" fn rmap_subid_offset(order: c_uint) -> c_int {
+pub extern "C" fn rust_rmap_id_subid_offset(order: c_uint) -> c_int {
     match subid::subid_offset(order) {
         Ok(off) => off as c_int,
         Err(e) => subid_errno(e),
@@ -277,7 +324,12 @@ pub extern "C" fn rmap_subid_offset(order: c_uint) -> c_int {
 ///
 /// `out` is valid for a write of one `u64`.
 #[no_mangle]
-pub unsafe extern "C" fn rmap_subid(id: u32, order: c_uint, value: c_uint, out: *mut u64) -> c_int {
+pub unsafe extern "C" fn rust_rmap_id_subid(
+    id: u32,
+    order: c_uint,
+    value: c_uint,
+    out: *mut u64,
+) -> c_int {
     if out.is_null() {
         return EINVAL.to_errno();
     }
@@ -298,7 +350,7 @@ pub unsafe extern "C" fn rmap_subid(id: u32, order: c_uint, value: c_uint, out: 
 ///
 /// `class` is valid for a write of one `struct rmap_subid_class`.
 #[no_mangle]
-pub unsafe extern "C" fn rmap_subid_class(
+pub unsafe extern "C" fn rust_rmap_id_subid_class(
     order: c_uint,
     class: *mut bindings::rmap_subid_class,
 ) -> c_int {

@@ -2,12 +2,16 @@
 
 //! Rust parts of the mm subsystem.
 //!
-//! Each mechanism is a module pair behind its own Kconfig option: a
-//! kernel-independent core (`core/*.rs`, built and tested on the host with
-//! cargo through `rust/mm/Cargo.toml`) and an FFI edge, the only place with
-//! `unsafe`, which C reaches through one header. The crate is built when
-//! any of the options is on (`CONFIG_RUST_MM`). A module's `#[cfg]` names
-//! its option; an edge module's documentation names its C header.
+//! Each mechanism is a module pair behind its own Kconfig option, both
+//! named after the mechanism's C header: a kernel-independent core in
+//! [`logic`] (`core/*.rs`, built and tested on the host with cargo through
+//! `rust/mm/Cargo.toml`), and an FFI edge at the crate root, which C
+//! reaches through that header: `rust_<name>_*` functions declared in
+//! `<name>.h` and defined in `<name>.rs`. The edges are the only places
+//! with `unsafe`; the cores cannot have any (`forbid(unsafe_code)`). The
+//! crate is built when any of the options is on (`CONFIG_RUST_MM`). A
+//! module's `#[cfg]` names its option; an edge's documentation opens with
+//! its C header.
 //!
 //! The modules are in alphabetical order, one item each, with no blank
 //! lines between: every mechanism after rmap IDs is a topic of the series
@@ -15,47 +19,56 @@
 //! their own place among rmap IDs' modules, so that each topic's patch
 //! applies with or without the others.
 
-#[cfg(CONFIG_ARM64_CONTPTE_RUST)]
-pub mod arm64_contpte;
+pub mod atomic;
 #[cfg(CONFIG_MM_RMAP_ID)]
 pub mod atomic_seqcount;
+#[cfg(CONFIG_COMPOUND_PAGEMAPS_RUST)]
+pub mod compound_pagemaps;
 #[cfg(CONFIG_ARM64_CONTPTE_RUST)]
-#[path = "core/contpte.rs"]
 pub mod contpte;
-#[cfg(CONFIG_ARM64_CONTPTE_RUST_KUNIT_TEST)]
-#[path = "core/contpte_vectors.rs"]
-pub mod contpte_vectors;
-#[cfg(CONFIG_MM_RMAP_ID)]
-#[path = "core/folio.rs"]
-pub mod folio;
 #[cfg(CONFIG_MM_RMAP_ID)]
 pub mod folio_rmap;
-#[cfg(CONFIG_COMPOUND_PAGEMAPS_RUST)]
-#[path = "core/hotplug_vmemmap.rs"]
-pub mod hotplug_vmemmap;
-#[cfg(CONFIG_COMPOUND_PAGEMAPS_RUST)]
-pub mod hotplug_vmemmap_api;
-#[cfg(CONFIG_MM_RMAP_ID)]
-#[path = "core/idspace.rs"]
-pub mod idspace;
+/// The kernel-independent cores, one per mechanism, and their atomics.
+///
+/// Not `core`, which would shadow the `core` crate in every path of this
+/// crate; `logic` is what the cores hold: the decisions, without the
+/// kernel. `#[path = "."]` keeps the paths below relative to `rust/mm/`.
+#[forbid(unsafe_code)]
+#[path = "."]
+pub mod logic {
+    #[cfg(CONFIG_MM_RMAP_ID)]
+    #[path = "core/atomic_seqcount.rs"]
+    pub mod atomic_seqcount;
+    #[cfg(CONFIG_COMPOUND_PAGEMAPS_RUST)]
+    #[path = "core/compound_pagemaps.rs"]
+    pub mod compound_pagemaps;
+    #[cfg(CONFIG_ARM64_CONTPTE_RUST)]
+    #[path = "core/contpte.rs"]
+    pub mod contpte;
+    #[cfg(CONFIG_ARM64_CONTPTE_RUST_KUNIT_TEST)]
+    #[path = "core/contpte_vectors.rs"]
+    pub mod contpte_vectors;
+    #[cfg(CONFIG_MM_RMAP_ID)]
+    #[path = "core/folio_rmap.rs"]
+    pub mod folio_rmap;
+    #[cfg(CONFIG_PAGEMAP_SHARED_SWAP)]
+    #[path = "core/pagemap_swap.rs"]
+    pub mod pagemap_swap;
+    #[cfg(CONFIG_MM_RMAP_ID)]
+    #[path = "core/rmap_id.rs"]
+    pub mod rmap_id;
+    #[path = "core/sync.rs"]
+    pub mod sync;
+    #[cfg(CONFIG_PER_VMA_LOCK_RUST)]
+    #[path = "core/vma_lock.rs"]
+    pub mod vma_lock;
+}
 #[cfg(CONFIG_PAGEMAP_SHARED_SWAP)]
-#[path = "core/pagemap_swap.rs"]
 pub mod pagemap_swap;
-#[cfg(CONFIG_PAGEMAP_SHARED_SWAP)]
-pub mod pagemap_swap_api;
 #[cfg(CONFIG_MM_RMAP_ID)]
 pub mod rmap_id;
-#[cfg(CONFIG_MM_RMAP_ID)]
-#[path = "core/seqcount.rs"]
-pub mod seqcount;
-#[cfg(CONFIG_MM_RMAP_ID)]
-#[path = "core/subid.rs"]
-pub mod subid;
 #[cfg(CONFIG_PER_VMA_LOCK_RUST)]
-#[path = "core/vma_lock.rs"]
 pub mod vma_lock;
-#[cfg(CONFIG_PER_VMA_LOCK_RUST)]
-pub mod vma_lock_api;
 
 /// Prefix of this crate's kernel log messages (used by `pr_*!`).
 const __LOG_PREFIX: &[u8] = b"rust_mm\0";

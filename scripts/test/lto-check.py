@@ -5,10 +5,10 @@
   lto-check.py [--objdump OBJDUMP] [--expect-calls] [--disassembly] VMLINUX
 
 With CONFIG_RUST_MM_LTO the rmap-ID entry points of rust/mm
-(__folio_rmap_add(), __folio_rmap_set_new(), the COW reuse check
-__folio_rmap_may_reuse() and its window __folio_reuse_window(), the reader
-__folio_rmap_sharing()) are LLVM bitcode in the kernel's LTO link and
-#[inline(always)], so no C function should call them any more. This
+(rust_folio_rmap_add(), rust_folio_rmap_set_new(), the COW reuse check
+rust_folio_rmap_may_reuse() and its window rust_folio_rmap_reuse_window(),
+the reader rust_folio_rmap_sharing()) are LLVM bitcode in the kernel's LTO
+link and #[inline(always)], so no C function should call them any more. This
 disassembles VMLINUX and checks, one line each:
 
   - every C caller of the hot paths (folio_remove_rmap_ptes()/_pmd(),
@@ -37,29 +37,29 @@ import subprocess
 import sys
 
 ENTRY_POINTS = [
-    "__folio_rmap_add",
-    "__folio_rmap_set_new",
-    "__folio_rmap_may_reuse",
-    "__folio_reuse_window",
-    "__folio_rmap_sharing",
+    "rust_folio_rmap_add",
+    "rust_folio_rmap_set_new",
+    "rust_folio_rmap_may_reuse",
+    "rust_folio_rmap_reuse_window",
+    "rust_folio_rmap_sharing",
 ]
 
 # C functions of the hot paths and the entry points each reaches (with the
 # option off: calls).
 CALLERS = {
-    "folio_remove_rmap_ptes": ["__folio_rmap_add"],
-    "folio_remove_rmap_pmd": ["__folio_rmap_add"],
-    "folio_add_anon_rmap_ptes": ["__folio_rmap_add"],
-    "folio_add_anon_rmap_pmd": ["__folio_rmap_add"],
-    "folio_add_file_rmap_ptes": ["__folio_rmap_add"],
-    "folio_add_file_rmap_pmd": ["__folio_rmap_add"],
-    "folio_dup_tracked_mapcount": ["__folio_rmap_add"],
-    "folio_set_tracked_mapcount": ["__folio_rmap_set_new"],
+    "folio_remove_rmap_ptes": ["rust_folio_rmap_add"],
+    "folio_remove_rmap_pmd": ["rust_folio_rmap_add"],
+    "folio_add_anon_rmap_ptes": ["rust_folio_rmap_add"],
+    "folio_add_anon_rmap_pmd": ["rust_folio_rmap_add"],
+    "folio_add_file_rmap_ptes": ["rust_folio_rmap_add"],
+    "folio_add_file_rmap_pmd": ["rust_folio_rmap_add"],
+    "folio_dup_tracked_mapcount": ["rust_folio_rmap_add"],
+    "folio_set_tracked_mapcount": ["rust_folio_rmap_set_new"],
     # The COW fault: the seqcount check of wp_can_reuse_anon_large_folio()
     # and wp_reuse_folio_ptes() (both noinline).
-    "wp_folio_rmap_may_reuse": ["__folio_rmap_may_reuse"],
-    "wp_reuse_folio_ptes": ["__folio_reuse_window"],
-    "folio_mapped_shared": ["__folio_rmap_sharing"],
+    "wp_folio_rmap_may_reuse": ["rust_folio_rmap_may_reuse"],
+    "wp_reuse_folio_ptes": ["rust_folio_rmap_reuse_window"],
+    "folio_mapped_shared": ["rust_folio_rmap_sharing"],
     # Callers that run for every order-0 folio too hold no Rust at all:
     # their large-folio work is in the out-of-line functions above (with
     # the option off or on: the control checks the same).

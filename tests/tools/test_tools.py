@@ -295,7 +295,7 @@ class LtoCheck(unittest.TestCase):
         self.assertIn("lto-check: 15 passed, 0 failed", r.stdout)
 
     def test_a_call_to_an_entry_point_or_a_rust_function_fails(self):
-        for caller, callee in [("folio_remove_rmap_ptes", "__folio_rmap_add"),
+        for caller, callee in [("folio_remove_rmap_ptes", "rust_folio_rmap_add"),
                                ("wp_folio_rmap_may_reuse",
                                 "_RNvNtCs1_7rust_mm10folio_rmap8may_reuse")]:
             r = self.run_check(dict(self.GOOD, **{caller: [callee]}))

@@ -12,8 +12,8 @@
 //! or one the decisions care about), a PFN off by one, a hole, a PROT_NONE
 //! entry, a misaligned run, or an extra attribute on one entry.
 
-use crate::contpte::bits::*;
-use crate::contpte::{Layout, Pte};
+use super::contpte::bits::*;
+use super::contpte::{Layout, Pte};
 
 /// `PTE_DEVMAP` (6.12 sets `PTE_SPECIAL` with it).
 const DEVMAP: u64 = 1 << 57;
@@ -234,7 +234,7 @@ impl BlockGen {
 /// same vectors.
 pub fn digest(layout: &Layout) -> u64 {
     let mut g = BlockGen::new(DIGEST_SEED);
-    let mut block = [0u64; crate::contpte::MAX_CONT_PTES];
+    let mut block = [0u64; super::contpte::MAX_CONT_PTES];
     let block = &mut block[..layout.n()];
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     let mut mix = |v: u64| h = (h ^ v).wrapping_mul(0x0000_0100_0000_01b3);

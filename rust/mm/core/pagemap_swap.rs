@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! `/proc/pid/pagemap` entries for the pages of shared memory that no PTE
-//! of the reader's target maps: where a swapped-out shmem page is (seed
-//! 002).
+//! of the reader's target maps: where a swapped-out shmem page is.
 //!
 //! 6.12 reports a `pte_none` entry of a shmem, memfd or
 //! `MAP_SHARED|MAP_ANONYMOUS` mapping as 0, "never touched", also when the
@@ -43,7 +42,7 @@
 //! a pagemap entry cannot represent, or an entry outside the range
 //! records nothing wrong -- at worst "swapped, location unknown" (frame 0:
 //! offset 0 of a swap device is its header, never a page), never another
-//! page's location. `docs/pagemap-swap.md` gives the argument.
+//! page's location.
 
 /// Bits of the frame field of a pagemap entry (`PM_PFRAME_BITS`).
 pub const PFRAME_BITS: u32 = 55;

@@ -9,8 +9,39 @@
 //! whole state machine of a lock that fits in one `atomic64_t` embedded in
 //! `vm_area_struct`: pure functions from the word's value (and the mm's
 //! sequence) to a [`Step`], the verdict and the value to store. C owns the
-//! atomics (load, `try_cmpxchg` loop), RCU, waiting and waking;
-//! `docs/vma-lock.md` gives the argument.
+//! atomics (load, `try_cmpxchg` loop), RCU, waiting and waking.
+//!
+//! # Examples
+//!
+//! A reader, then a writer that must wait for it, as C drives the word
+//! (each [`Step`] is stored with a compare-and-exchange there):
+//!
+//! ```
+//! use rust_mm_core::vma_lock::{self, Verdict};
+//!
+//! let mm_seq = 7; // the mm's `mm_lock_seq` while its writer holds mmap_lock
+//! let word = vma_lock::init(false);
+//!
+//! // A page fault reads the vma under RCU: one reader.
+//! let s = vma_lock::read_trylock(word, mm_seq);
+//! assert_eq!(s.verdict, Verdict::Ok);
+//! let word = s.word;
+//! assert_eq!(vma_lock::readers(word), 1);
+//!
+//! // The writer locks: from now on every reader is refused, and the
+//! // writer waits for the one inside.
+//! let s = vma_lock::write_lock(word, mm_seq);
+//! assert_eq!(s.verdict, Verdict::MustWait);
+//! let word = s.word;
+//! assert_eq!(vma_lock::read_trylock(word, mm_seq).verdict, Verdict::WriteLocked);
+//!
+//! // The last reader leaves and wakes the writer, which then holds the lock.
+//! let s = vma_lock::read_unlock(word);
+//! assert_eq!(s.verdict, Verdict::WakeWriter);
+//! assert!(vma_lock::readers_drained(s.word));
+//! let word = vma_lock::write_wait_done(s.word).word;
+//! assert!(vma_lock::is_write_locked(word, mm_seq));
+//! ```
 //!
 //! # The word
 //!

@@ -5,10 +5,10 @@
 //! memory footprint, leaf allocation failure, a random model check against
 //! a set, and concurrent use through a lock.
 
-use rust_mm_core::idspace::{
+use rust_mm_core::rmap_id::idspace::{
     self, AllocError, Attempt, FreeError, IdSpace, Leaf, SpaceLock, LEAF_BITS, NR_LEAVES,
 };
-use rust_mm_core::subid::MAX_ID;
+use rust_mm_core::rmap_id::subid::MAX_ID;
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

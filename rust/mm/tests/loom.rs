@@ -12,9 +12,9 @@
 use loom::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use loom::sync::Arc;
 use loom::thread;
-use rust_mm_core::folio::{FolioRmap, FolioWords, MmIds, Sharing};
-use rust_mm_core::seqcount::{AtomicSeqcount, Mode, NoPreempt};
-use rust_mm_core::subid::SubIds;
+use rust_mm_core::atomic_seqcount::{AtomicSeqcount, Mode, NoPreempt};
+use rust_mm_core::folio_rmap::{FolioRmap, FolioWords, MmIds, Sharing};
+use rust_mm_core::rmap_id::subid::SubIds;
 
 struct Data {
     seq: AtomicSeqcount,

@@ -15,7 +15,7 @@
 mod rng;
 
 use rng::XorShift;
-use rust_mm_core::folio::{reuse_window, ReuseWindow};
+use rust_mm_core::folio_rmap::{reuse_window, ReuseWindow};
 
 const PAGE_SHIFT: u32 = 12;
 const PMD_SHIFT: u32 = 21;

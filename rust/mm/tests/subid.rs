@@ -6,7 +6,7 @@
 //! original 8-bits/P=512 class modulo 2^64.
 
 use collision::original_collision;
-use rust_mm_core::subid::{
+use rust_mm_core::rmap_id::subid::{
     self, class_for_order, max_sum, subid_of, values_match, SubIdError, SubIds, CLASSES, DUMMY_ID,
     ID_BITS, MAX_ID, MAX_ORDER, MAX_VALUES, MIN_ORDER, NARROW_BITS, NR_SUBIDS,
 };

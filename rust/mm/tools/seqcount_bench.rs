@@ -33,7 +33,7 @@ fn main() {
 #[cfg(not(loom))]
 mod bench {
 
-    use rust_mm_core::seqcount::{AtomicSeqcount, NoPreempt};
+    use rust_mm_core::atomic_seqcount::{AtomicSeqcount, NoPreempt};
     use std::hint::black_box;
     use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
     use std::time::Instant;

@@ -11,8 +11,8 @@
 //! compiled into vmlinux; sub-IDs are read through the runtime lookup
 //! `subid::subid`.
 
-use rust_mm_core::folio::{Layout, TRACK_MIN_ORDER};
-use rust_mm_core::subid::{self, Class, CLASSES, ID_BITS, MAX_ORDER, NARROW_BITS};
+use rust_mm_core::folio_rmap::{Layout, TRACK_MIN_ORDER};
+use rust_mm_core::rmap_id::subid::{self, Class, CLASSES, ID_BITS, MAX_ORDER, NARROW_BITS};
 use std::fmt::Write as _;
 
 /// Chunk values listed for a chunk: all of them for narrow chunks, else the

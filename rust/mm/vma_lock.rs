@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The C API of the per-VMA lock word (`include/linux/vma_lock.h`), called
-//! by `include/linux/mm.h`, `mm/memory.c` and `kernel/fork.c`.
+//! C header: [`include/linux/vma_lock.h`](srctree/include/linux/vma_lock.h)
+//!
+//! The C API of the per-VMA lock word, called by `include/linux/mm.h`,
+//! `mm/memory.c` and `kernel/fork.c`.
 //!
 //! C loads the word, asks for a transition and stores the answer with a
 //! `try_cmpxchg` loop; it owns the orderings, RCU, waiting and waking.
-//! The transitions are [`crate::vma_lock`]'s pure functions over the
+//! The transitions are [`crate::logic::vma_lock`]'s pure functions over the
 //! word's value, so this edge has no `unsafe`: it passes values through
 //! (a [`Step`] leaves as C's `struct vma_lock_step`).
 //! The word's layout, the verdicts and `struct vma_lock_step` are the
@@ -13,7 +15,7 @@
 
 use kernel::bindings;
 
-use crate::vma_lock::{self, Step, Verdict};
+use crate::logic::vma_lock::{self, Step, Verdict};
 
 const _: () = {
     assert!(bindings::VMA_LOCK_READER_BITS == vma_lock::READER_BITS);
@@ -38,27 +40,41 @@ const _: () = {
 // linux/vma_lock.h): a header and an export that disagree fail the build.
 const _: () = {
     type CStep = bindings::vma_lock_step;
+    let _: [unsafe extern "C" fn(u64, u32) -> CStep; 2] = [
+        bindings::rust_vma_lock_read_trylock,
+        rust_vma_lock_read_trylock,
+    ];
+    let _: [unsafe extern "C" fn(u64) -> CStep; 2] = [
+        bindings::rust_vma_lock_read_unlock,
+        rust_vma_lock_read_unlock,
+    ];
     let _: [unsafe extern "C" fn(u64, u32) -> CStep; 2] =
-        [bindings::rust_vma_read_trylock, rust_vma_read_trylock];
-    let _: [unsafe extern "C" fn(u64) -> CStep; 2] =
-        [bindings::rust_vma_read_unlock, rust_vma_read_unlock];
-    let _: [unsafe extern "C" fn(u64, u32) -> CStep; 2] =
-        [bindings::rust_vma_write_lock, rust_vma_write_lock];
-    let _: [unsafe extern "C" fn(u64) -> bool; 2] =
-        [bindings::rust_vma_readers_drained, rust_vma_readers_drained];
-    let _: [unsafe extern "C" fn(u64) -> CStep; 2] =
-        [bindings::rust_vma_write_wait_done, rust_vma_write_wait_done];
-    let _: [unsafe extern "C" fn(u64, u32) -> CStep; 2] =
-        [bindings::rust_vma_mark_detached, rust_vma_mark_detached];
-    let _: [unsafe extern "C" fn(u64) -> CStep; 2] =
-        [bindings::rust_vma_mark_attached, rust_vma_mark_attached];
+        [bindings::rust_vma_lock_write_lock, rust_vma_lock_write_lock];
+    let _: [unsafe extern "C" fn(u64) -> bool; 2] = [
+        bindings::rust_vma_lock_readers_drained,
+        rust_vma_lock_readers_drained,
+    ];
+    let _: [unsafe extern "C" fn(u64) -> CStep; 2] = [
+        bindings::rust_vma_lock_write_wait_done,
+        rust_vma_lock_write_wait_done,
+    ];
+    let _: [unsafe extern "C" fn(u64, u32) -> CStep; 2] = [
+        bindings::rust_vma_lock_mark_detached,
+        rust_vma_lock_mark_detached,
+    ];
+    let _: [unsafe extern "C" fn(u64) -> CStep; 2] = [
+        bindings::rust_vma_lock_mark_attached,
+        rust_vma_lock_mark_attached,
+    ];
     let _: [unsafe extern "C" fn(bool) -> u64; 2] =
         [bindings::rust_vma_lock_init, rust_vma_lock_init];
     let _: [unsafe extern "C" fn(u64) -> u64; 2] = [bindings::rust_vma_lock_dup, rust_vma_lock_dup];
+    let _: [unsafe extern "C" fn(u64, u32) -> bool; 2] = [
+        bindings::rust_vma_lock_is_write_locked,
+        rust_vma_lock_is_write_locked,
+    ];
     let _: [unsafe extern "C" fn(u64, u32) -> bool; 2] =
-        [bindings::rust_vma_is_write_locked, rust_vma_is_write_locked];
-    let _: [unsafe extern "C" fn(u64, u32) -> bool; 2] =
-        [bindings::rust_vma_is_locked, rust_vma_is_locked];
+        [bindings::rust_vma_lock_is_locked, rust_vma_lock_is_locked];
     let _: [unsafe extern "C" fn(u64) -> bool; 2] =
         [bindings::rust_vma_lock_idle, rust_vma_lock_idle];
 };
@@ -73,43 +89,43 @@ const fn c_step(s: Step) -> bindings::vma_lock_step {
 
 /// `vma_start_read()`'s trylock ([`vma_lock::read_trylock`]).
 #[no_mangle]
-pub extern "C" fn rust_vma_read_trylock(word: u64, mm_seq: u32) -> bindings::vma_lock_step {
+pub extern "C" fn rust_vma_lock_read_trylock(word: u64, mm_seq: u32) -> bindings::vma_lock_step {
     c_step(vma_lock::read_trylock(word, mm_seq))
 }
 
 /// `vma_end_read()`'s unlock ([`vma_lock::read_unlock`]).
 #[no_mangle]
-pub extern "C" fn rust_vma_read_unlock(word: u64) -> bindings::vma_lock_step {
+pub extern "C" fn rust_vma_lock_read_unlock(word: u64) -> bindings::vma_lock_step {
     c_step(vma_lock::read_unlock(word))
 }
 
 /// `vma_start_write()`'s lock ([`vma_lock::write_lock`]).
 #[no_mangle]
-pub extern "C" fn rust_vma_write_lock(word: u64, mm_seq: u32) -> bindings::vma_lock_step {
+pub extern "C" fn rust_vma_lock_write_lock(word: u64, mm_seq: u32) -> bindings::vma_lock_step {
     c_step(vma_lock::write_lock(word, mm_seq))
 }
 
 /// The writer's wait condition ([`vma_lock::readers_drained`]).
 #[no_mangle]
-pub extern "C" fn rust_vma_readers_drained(word: u64) -> bool {
+pub extern "C" fn rust_vma_lock_readers_drained(word: u64) -> bool {
     vma_lock::readers_drained(word)
 }
 
 /// The end of the writer's wait ([`vma_lock::write_wait_done`]).
 #[no_mangle]
-pub extern "C" fn rust_vma_write_wait_done(word: u64) -> bindings::vma_lock_step {
+pub extern "C" fn rust_vma_lock_write_wait_done(word: u64) -> bindings::vma_lock_step {
     c_step(vma_lock::write_wait_done(word))
 }
 
 /// `vma_mark_detached(vma, true)` ([`vma_lock::mark_detached`]).
 #[no_mangle]
-pub extern "C" fn rust_vma_mark_detached(word: u64, mm_seq: u32) -> bindings::vma_lock_step {
+pub extern "C" fn rust_vma_lock_mark_detached(word: u64, mm_seq: u32) -> bindings::vma_lock_step {
     c_step(vma_lock::mark_detached(word, mm_seq))
 }
 
 /// `vma_mark_detached(vma, false)` ([`vma_lock::mark_attached`]).
 #[no_mangle]
-pub extern "C" fn rust_vma_mark_attached(word: u64) -> bindings::vma_lock_step {
+pub extern "C" fn rust_vma_lock_mark_attached(word: u64) -> bindings::vma_lock_step {
     c_step(vma_lock::mark_attached(word))
 }
 
@@ -127,13 +143,13 @@ pub extern "C" fn rust_vma_lock_dup(orig: u64) -> u64 {
 
 /// `__is_vma_write_locked()` ([`vma_lock::is_write_locked`]).
 #[no_mangle]
-pub extern "C" fn rust_vma_is_write_locked(word: u64, mm_seq: u32) -> bool {
+pub extern "C" fn rust_vma_lock_is_write_locked(word: u64, mm_seq: u32) -> bool {
     vma_lock::is_write_locked(word, mm_seq)
 }
 
 /// `vma_assert_locked()`'s test ([`vma_lock::is_locked`]).
 #[no_mangle]
-pub extern "C" fn rust_vma_is_locked(word: u64, mm_seq: u32) -> bool {
+pub extern "C" fn rust_vma_lock_is_locked(word: u64, mm_seq: u32) -> bool {
     vma_lock::is_locked(word, mm_seq)
 }
 

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The C API of pagemap's entries for shared memory's unmapped pages
-//! (`include/linux/pagemap_swap.h`), called by `mm/shmem.c`'s XArray walk
-//! and `fs/proc/task_mmu.c`'s pagemap walk.
+//! C header: [`include/linux/pagemap_swap.h`](srctree/include/linux/pagemap_swap.h)
+//!
+//! The C API of pagemap's entries for shared memory's unmapped pages,
+//! called by `mm/shmem.c`'s XArray walk and `fs/proc/task_mmu.c`'s pagemap
+//! walk.
 //!
 //! C owns the walk (RCU, the XArray, the page tables) and the buffers; the
-//! decisions are [`crate::pagemap_swap`]'s, one call per page-table range.
-//! The only `unsafe` here is the view of C's buffers as slices. The
+//! decisions are [`crate::logic::pagemap_swap`]'s, one call per page-table
+//! range. The only `unsafe` here is the view of C's buffers as slices. The
 //! header's enums and the pagemap bits are checked at compile time
 //! against the core.
 
@@ -14,7 +16,7 @@ use kernel::bindings;
 use kernel::error::code::EINVAL;
 use kernel::ffi::{c_long, c_uint, c_ulong};
 
-use crate::pagemap_swap::{self, Found, Run, VmaKind};
+use crate::logic::pagemap_swap::{self, Found, Run, VmaKind};
 
 const _: () = {
     assert!(bindings::pagemap_vma_kind_PAGEMAP_VMA_PRIVATE_ANON == VmaKind::PrivateAnon as u32);
@@ -39,12 +41,18 @@ const _: () = {
 const _: () = {
     type Range = *const bindings::pagemap_file_range;
     type Entries = *const bindings::pagemap_file_entry;
-    let _: [unsafe extern "C" fn(Range, Entries, c_ulong) -> c_long; 2] =
-        [bindings::rust_pagemap_file_merge, rust_pagemap_file_merge];
-    let _: [unsafe extern "C" fn() -> u64; 2] =
-        [bindings::rust_pagemap_pte_decided, rust_pagemap_pte_decided];
-    let _: [unsafe extern "C" fn(bool, c_uint) -> bool; 2] =
-        [bindings::rust_pagemap_walks_file, rust_pagemap_walks_file];
+    let _: [unsafe extern "C" fn(Range, Entries, c_ulong) -> c_long; 2] = [
+        bindings::rust_pagemap_swap_file_merge,
+        rust_pagemap_swap_file_merge,
+    ];
+    let _: [unsafe extern "C" fn() -> u64; 2] = [
+        bindings::rust_pagemap_swap_pte_decided,
+        rust_pagemap_swap_pte_decided,
+    ];
+    let _: [unsafe extern "C" fn(bool, c_uint) -> bool; 2] = [
+        bindings::rust_pagemap_swap_walks_file,
+        rust_pagemap_swap_walks_file,
+    ];
 };
 
 /// A view of `n` C objects at `ptr` as a slice (empty for NULL or 0).
@@ -75,7 +83,7 @@ unsafe fn c_slice<'a, T>(ptr: *const T, n: c_ulong) -> &'a [T] {
 /// is NULL or points to `nr` writable `u64`s that nothing else accesses
 /// during the call; `entries` is NULL or points to `n` entries.
 #[no_mangle]
-pub unsafe extern "C" fn rust_pagemap_file_merge(
+pub unsafe extern "C" fn rust_pagemap_swap_file_merge(
     range: *const bindings::pagemap_file_range,
     entries: *const bindings::pagemap_file_entry,
     n: c_ulong,
@@ -111,14 +119,14 @@ pub unsafe extern "C" fn rust_pagemap_file_merge(
 /// ([`pagemap_swap::PTE_DECIDED`]): C walks the XArray only over offsets
 /// whose 6.12 entry has none of them.
 #[no_mangle]
-pub extern "C" fn rust_pagemap_pte_decided() -> u64 {
+pub extern "C" fn rust_pagemap_swap_pte_decided() -> u64 {
     pagemap_swap::PTE_DECIDED
 }
 
 /// Whether a read walks the file behind a vma of `vma_kind`
 /// ([`pagemap_swap::walks_file`]); an unknown kind does not.
 #[no_mangle]
-pub extern "C" fn rust_pagemap_walks_file(opted_in: bool, vma_kind: c_uint) -> bool {
+pub extern "C" fn rust_pagemap_swap_walks_file(opted_in: bool, vma_kind: c_uint) -> bool {
     let vma = match vma_kind {
         k if k == VmaKind::PrivateAnon as u32 => VmaKind::PrivateAnon,
         k if k == VmaKind::SharedShmem as u32 => VmaKind::SharedShmem,

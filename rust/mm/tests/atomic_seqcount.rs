@@ -7,7 +7,7 @@
 
 #![cfg(not(loom))]
 
-use rust_mm_core::seqcount::{
+use rust_mm_core::atomic_seqcount::{
     AtomicSeqcount, Fields, Mode, NoPreempt, NotInside, MAX_WRITERS, SEQ_BITS, WRITER_BITS,
 };
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -16,19 +16,15 @@
 //! time that every value of every class lies inside the smallest folio of
 //! that class.
 
-use crate::seqcount::{AtomicSeqcount, Mode, Preempt, WriteGuard};
-use crate::subid::{self, Class, DUMMY_ID, MAX_ORDER, MAX_VALUES, NR_ORDERS, NR_SUBIDS};
+use super::atomic_seqcount::{AtomicSeqcount, Mode, Preempt, WriteGuard};
+use super::rmap_id::subid::{self, Class, DUMMY_ID, MAX_ORDER, MAX_VALUES, NR_ORDERS, NR_SUBIDS};
+use super::sync::{AtomicI32, AtomicU64, Ordering};
 
 // `FolioRmap::add` has one arm per value count up to six.
 const _: () = assert!(
     MAX_VALUES == 6,
     "FolioRmap::add dispatches on 0..=6 live values"
 );
-
-#[cfg(not(loom))]
-use core::sync::atomic::{AtomicI32, AtomicU64, Ordering};
-#[cfg(loom)]
-use loom::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 
 /// Smallest tracked folio order. An order-1 folio has no page 2 for the
 /// first rmap value; such folios (page cache only) answer "maybe shared".
@@ -158,6 +154,56 @@ pub trait FolioWords {
 }
 
 /// The rmap state of one tracked large folio.
+///
+/// # Examples
+///
+/// A folio of order 9 (512 pages), its words in plain fields here where
+/// the kernel has them in the folio's struct pages:
+///
+/// ```
+/// use rust_mm_core::atomic_seqcount::{AtomicSeqcount, NoPreempt};
+/// use rust_mm_core::folio_rmap::{FolioRmap, FolioWords, MmIds, Sharing};
+/// use rust_mm_core::rmap_id::subid::{SubIds, MAX_VALUES};
+/// use rust_mm_core::sync::{AtomicI32, AtomicU64};
+///
+/// #[derive(Default)]
+/// struct Words {
+///     seq: AtomicSeqcount,
+///     mapcount: AtomicI32,
+///     values: [AtomicU64; MAX_VALUES],
+/// }
+///
+/// impl FolioWords for Words {
+///     fn seqcount(&self) -> &AtomicSeqcount {
+///         &self.seq
+///     }
+///     fn mapcount(&self) -> &AtomicI32 {
+///         &self.mapcount
+///     }
+///     fn value(&self, k: usize) -> &AtomicU64 {
+///         &self.values[k]
+///     }
+/// }
+///
+/// let folio = FolioRmap::new(9, Words::default()).expect("order 9 is tracked");
+/// folio.reset();
+/// let (parent, child) = (SubIds::new(1).unwrap(), SubIds::new(2).unwrap());
+/// let (parent, child) = (MmIds::of(&parent), MmIds::of(&child));
+///
+/// // The parent maps every page: the folio is its alone.
+/// folio.add::<NoPreempt>(&parent, 512);
+/// assert_eq!(folio.sharing(&parent), Sharing::Exclusive);
+///
+/// // After fork the child maps them too, and both see it shared.
+/// folio.add::<NoPreempt>(&child, 512);
+/// assert_eq!(folio.sharing(&parent), Sharing::Shared);
+/// assert_eq!(folio.sharing(&child), Sharing::Shared);
+///
+/// // Once the child has unmapped them, the parent's again.
+/// folio.add::<NoPreempt>(&child, -512);
+/// assert_eq!(folio.sharing(&parent), Sharing::Exclusive);
+/// assert_eq!(folio.sharing(&child), Sharing::Shared);
+/// ```
 pub struct FolioRmap<W: FolioWords> {
     words: W,
     /// Value count of the folio's class (1..=MAX_VALUES).

@@ -44,15 +44,12 @@
 //! exclusive attempt sees it and converts to shared. So shared writers
 //! wait for at most one exclusive section and cannot starve.
 //!
-//! `docs/seqcount.md` gives the memory-ordering argument.
-
-#[cfg(loom)]
-use loom::sync::atomic::{fence, AtomicU64, Ordering};
-
-#[cfg(not(loom))]
-use core::sync::atomic::{fence, AtomicU64, Ordering};
+//! Each atomic access below says which ordering it needs and what it
+//! pairs with.
 
 use core::marker::PhantomData;
+
+use super::sync::{fence, spin_loop, AtomicU64, Ordering};
 
 /// Width of each writer-count field.
 pub const WRITER_BITS: u32 = 14;
@@ -140,15 +137,43 @@ impl Mode {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NotInside;
 
-#[inline]
-fn spin() {
-    #[cfg(loom)]
-    loom::thread::yield_now();
-    #[cfg(not(loom))]
-    core::hint::spin_loop();
-}
-
 /// An atomic seqcount over one 64-bit word.
+///
+/// # Examples
+///
+/// A writer updates two words together; a reader sees both or retries.
+///
+/// ```
+/// use rust_mm_core::atomic_seqcount::{AtomicSeqcount, Mode, NoPreempt};
+/// use rust_mm_core::sync::{AtomicU64, Ordering};
+///
+/// let seq = AtomicSeqcount::new();
+/// let (a, b) = (AtomicU64::new(0), AtomicU64::new(0));
+///
+/// {
+///     // Nobody else writes: the section is exclusive, and its updates
+///     // are plain loads and stores.
+///     let w = seq.write::<NoPreempt>();
+///     assert_eq!(w.mode(), Mode::Exclusive);
+///     w.add(&a, 1);
+///     w.add(&b, 2);
+/// } // The section ends here.
+///
+/// let (x, y) = loop {
+///     let start = seq.read_begin();
+///     let (x, y) = (a.load(Ordering::Relaxed), b.load(Ordering::Relaxed));
+///     if !seq.read_retry(start) {
+///         break (x, y);
+///     }
+/// };
+/// assert_eq!((x, y), (1, 2));
+///
+/// // A reader that must not wait gives up while a writer is inside.
+/// let w = seq.write_shared::<NoPreempt>();
+/// assert_eq!(seq.raw_read(), None);
+/// drop(w);
+/// assert!(seq.raw_read().is_some());
+/// ```
 #[repr(transparent)]
 pub struct AtomicSeqcount {
     word: AtomicU64,
@@ -162,15 +187,6 @@ impl Default for AtomicSeqcount {
 
 impl AtomicSeqcount {
     /// A seqcount with no writers and sequence 0.
-    #[cfg(not(loom))]
-    pub const fn new() -> Self {
-        AtomicSeqcount {
-            word: AtomicU64::new(0),
-        }
-    }
-
-    /// A seqcount with no writers and sequence 0.
-    #[cfg(loom)]
     pub fn new() -> Self {
         AtomicSeqcount {
             word: AtomicU64::new(0),
@@ -232,7 +248,7 @@ impl AtomicSeqcount {
     }
 
     /// Like [`Self::begin_exclusive`] but with compare-and-exchange: a load
-    /// and one CAS when uncontended (the seed's variant before add-return).
+    /// and one CAS when uncontended (the variant without add-return).
     pub fn begin_exclusive_cmpxchg(&self) -> Mode {
         let old = self.word.load(Ordering::Relaxed);
         if old & WRITERS_MASK == 0
@@ -257,7 +273,7 @@ impl AtomicSeqcount {
         // Acquire: see the exclusive writer's plain stores before our RMWs
         // on the same data.
         while self.word.load(Ordering::Acquire) & EXCL_MASK != 0 {
-            spin();
+            spin_loop();
         }
     }
 
@@ -298,7 +314,7 @@ impl AtomicSeqcount {
             if let Some(start) = self.raw_read() {
                 return start;
             }
-            spin();
+            spin_loop();
         }
     }
 

@@ -18,7 +18,7 @@
 
 use core::ops::DerefMut;
 
-use crate::subid::{DUMMY_ID, MAX_ID};
+use super::subid::{DUMMY_ID, MAX_ID};
 
 /// IDs per leaf.
 pub const LEAF_BITS: usize = 1 << 15;

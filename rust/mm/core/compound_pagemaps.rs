@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The vmemmap of ZONE_DEVICE compound pages (seed 004, "compound
-//! pagemaps"): which vmemmap pages a device-dax range allocates, which
-//! map a page allocated before, what `/proc/vmstat`'s `nr_memmap_pages`
-//! counts and how many struct pages `memmap_init_compound()` writes.
+//! The vmemmap of ZONE_DEVICE compound pages ("compound pagemaps"): which
+//! vmemmap pages a device-dax range allocates, which map a page allocated
+//! before, what `/proc/vmstat`'s `nr_memmap_pages` counts and how many
+//! struct pages `memmap_init_compound()` writes.
 //!
 //! A device-dax instance with an alignment above `PAGE_SIZE` is a
 //! `dev_pagemap` with `vmemmap_shift` = the compound order: its memory is
@@ -37,8 +37,7 @@
 //! `compound_nr_pages()`), computed here from the geometry alone: C asks
 //! for the plan of each chunk and keeps every page-table and allocation
 //! operation. [`plan_range`] adds a range's chunks up, the numbers the
-//! tests compare with the kernel's counters. `docs/compound-pagemaps.md`
-//! gives the argument.
+//! tests compare with the kernel's counters.
 //!
 //! Bad input never panics: a geometry or an order the arithmetic cannot
 //! hold, a chunk that is not subsection-aligned or starts before its

@@ -1,20 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The C API of the vmemmap plan of ZONE_DEVICE compound pages
-//! (`include/linux/compound_pagemap.h`), called by `mm/sparse-vmemmap.c`
-//! when it populates and accounts a device range's memmap and by
-//! `mm/mm_init.c` when it initialises its compound pages.
+//! C header: [`include/linux/compound_pagemaps.h`](srctree/include/linux/compound_pagemaps.h)
+//!
+//! The C API of the vmemmap plan of ZONE_DEVICE compound pages, called by
+//! `mm/sparse-vmemmap.c` when it populates and accounts a device range's
+//! memmap and by `mm/mm_init.c` when it initialises its compound pages.
 //!
 //! C owns the page tables, the allocations and the struct pages; the
-//! decisions are [`crate::hotplug_vmemmap`]'s. The only `unsafe` here
-//! reads C's small input structs and writes the plan. The header's enum
-//! and every export's type are checked at compile time.
+//! decisions are [`crate::logic::compound_pagemaps`]'s. The only `unsafe`
+//! here reads C's small input structs and writes the plan. The header's
+//! enum and every export's type are checked at compile time.
 
 use kernel::bindings;
 use kernel::error::code::EINVAL;
 use kernel::ffi::{c_int, c_ulong};
 
-use crate::hotplug_vmemmap::{self, Chunk, Geometry, Pgmap, Populate};
+use crate::logic::compound_pagemaps::{self, Chunk, Geometry, Pgmap, Populate};
 
 const _: () = {
     assert!(bindings::vmemmap_populate_kind_VMEMMAP_POPULATE_PLAIN == 0);
@@ -26,7 +27,7 @@ const _: () = {
 };
 
 // Every export has the type of its C declaration (bindgen reads
-// linux/compound_pagemap.h): a header and an export that disagree fail
+// linux/compound_pagemaps.h): a header and an export that disagree fail
 // the build.
 const _: () = {
     type Geo = *const bindings::vmemmap_geometry;
@@ -34,18 +35,26 @@ const _: () = {
     type Ch = *const bindings::vmemmap_chunk;
     type Plan = *mut bindings::vmemmap_plan;
     type Tot = *mut bindings::vmemmap_totals;
-    let _: [unsafe extern "C" fn(Geo, Map, Ch, Plan) -> c_int; 2] =
-        [bindings::rust_vmemmap_plan, rust_vmemmap_plan];
-    let _: [unsafe extern "C" fn(Geo, Map, c_ulong, c_ulong) -> c_ulong; 2] =
-        [bindings::rust_vmemmap_accounted, rust_vmemmap_accounted];
-    let _: [unsafe extern "C" fn(Geo, Map, bool) -> c_ulong; 2] =
-        [bindings::rust_vmemmap_init_pages, rust_vmemmap_init_pages];
-    let _: [unsafe extern "C" fn(Geo, Map) -> bool; 2] = [
-        bindings::rust_vmemmap_can_optimize,
-        rust_vmemmap_can_optimize,
+    let _: [unsafe extern "C" fn(Geo, Map, Ch, Plan) -> c_int; 2] = [
+        bindings::rust_compound_pagemaps_plan,
+        rust_compound_pagemaps_plan,
     ];
-    let _: [unsafe extern "C" fn(Geo, Map, c_ulong, c_ulong, Tot) -> c_int; 2] =
-        [bindings::rust_vmemmap_plan_range, rust_vmemmap_plan_range];
+    let _: [unsafe extern "C" fn(Geo, Map, c_ulong, c_ulong) -> c_ulong; 2] = [
+        bindings::rust_compound_pagemaps_accounted,
+        rust_compound_pagemaps_accounted,
+    ];
+    let _: [unsafe extern "C" fn(Geo, Map, bool) -> c_ulong; 2] = [
+        bindings::rust_compound_pagemaps_init_pages,
+        rust_compound_pagemaps_init_pages,
+    ];
+    let _: [unsafe extern "C" fn(Geo, Map) -> bool; 2] = [
+        bindings::rust_compound_pagemaps_can_optimize,
+        rust_compound_pagemaps_can_optimize,
+    ];
+    let _: [unsafe extern "C" fn(Geo, Map, c_ulong, c_ulong, Tot) -> c_int; 2] = [
+        bindings::rust_compound_pagemaps_plan_range,
+        rust_compound_pagemaps_plan_range,
+    ];
 };
 
 /// A C `unsigned long` as the core's `u64` (the same width: checked above).
@@ -85,7 +94,7 @@ unsafe fn read_inputs(
     ))
 }
 
-/// Plan the population of one chunk's vmemmap ([`hotplug_vmemmap::populate`])
+/// Plan the population of one chunk's vmemmap ([`compound_pagemaps::populate`])
 /// into `*plan`: 0, or `-EINVAL` for a NULL pointer or a chunk, order or
 /// geometry the plan refuses (`*plan` is then untouched).
 ///
@@ -95,7 +104,7 @@ unsafe fn read_inputs(
 /// nothing writes during the call; `plan` is NULL or points to a
 /// `struct vmemmap_plan` the caller owns.
 #[no_mangle]
-pub unsafe extern "C" fn rust_vmemmap_plan(
+pub unsafe extern "C" fn rust_compound_pagemaps_plan(
     geo: *const bindings::vmemmap_geometry,
     pgmap: *const bindings::vmemmap_pgmap,
     chunk: *const bindings::vmemmap_chunk,
@@ -117,7 +126,7 @@ pub unsafe extern "C" fn rust_vmemmap_plan(
         pfn: to_u64(c.pfn),
         nr: to_u64(c.nr),
     };
-    let Ok(decided) = hotplug_vmemmap::populate(&g, &p, &chunk) else {
+    let Ok(decided) = compound_pagemaps::populate(&g, &p, &chunk) else {
         return EINVAL.to_errno();
     };
     *out = match decided {
@@ -144,14 +153,14 @@ pub unsafe extern "C" fn rust_vmemmap_plan(
 }
 
 /// Vmemmap pages `nr_memmap_pages` counts for `nr` pfns from `pfn`
-/// ([`hotplug_vmemmap::accounted`]); 0 for a NULL pointer.
+/// ([`compound_pagemaps::accounted`]); 0 for a NULL pointer.
 ///
 /// # Safety
 ///
 /// `geo` and `pgmap` are NULL or point to initialised structs nothing
 /// writes during the call.
 #[no_mangle]
-pub unsafe extern "C" fn rust_vmemmap_accounted(
+pub unsafe extern "C" fn rust_compound_pagemaps_accounted(
     geo: *const bindings::vmemmap_geometry,
     pgmap: *const bindings::vmemmap_pgmap,
     pfn: c_ulong,
@@ -159,52 +168,57 @@ pub unsafe extern "C" fn rust_vmemmap_accounted(
 ) -> c_ulong {
     // SAFETY: Forwarded from this function's safety requirements.
     match unsafe { read_inputs(geo, pgmap) } {
-        Some((g, p)) => to_ulong(hotplug_vmemmap::accounted(&g, &p, to_u64(pfn), to_u64(nr))),
+        Some((g, p)) => to_ulong(compound_pagemaps::accounted(
+            &g,
+            &p,
+            to_u64(pfn),
+            to_u64(nr),
+        )),
         None => 0,
     }
 }
 
 /// Struct pages to initialise per compound
-/// ([`hotplug_vmemmap::struct_pages_to_init`]); 1 for a NULL pointer.
+/// ([`compound_pagemaps::struct_pages_to_init`]); 1 for a NULL pointer.
 ///
 /// # Safety
 ///
 /// `geo` and `pgmap` are NULL or point to initialised structs nothing
 /// writes during the call.
 #[no_mangle]
-pub unsafe extern "C" fn rust_vmemmap_init_pages(
+pub unsafe extern "C" fn rust_compound_pagemaps_init_pages(
     geo: *const bindings::vmemmap_geometry,
     pgmap: *const bindings::vmemmap_pgmap,
     early: bool,
 ) -> c_ulong {
     // SAFETY: Forwarded from this function's safety requirements.
     match unsafe { read_inputs(geo, pgmap) } {
-        Some((g, p)) => to_ulong(hotplug_vmemmap::struct_pages_to_init(&g, &p, early)),
+        Some((g, p)) => to_ulong(compound_pagemaps::struct_pages_to_init(&g, &p, early)),
         None => 1,
     }
 }
 
 /// Whether a pgmap's compounds share vmemmap pages
-/// ([`hotplug_vmemmap::can_optimize`]); false for a NULL pointer.
+/// ([`compound_pagemaps::can_optimize`]); false for a NULL pointer.
 ///
 /// # Safety
 ///
 /// `geo` and `pgmap` are NULL or point to initialised structs nothing
 /// writes during the call.
 #[no_mangle]
-pub unsafe extern "C" fn rust_vmemmap_can_optimize(
+pub unsafe extern "C" fn rust_compound_pagemaps_can_optimize(
     geo: *const bindings::vmemmap_geometry,
     pgmap: *const bindings::vmemmap_pgmap,
 ) -> bool {
     // SAFETY: Forwarded from this function's safety requirements.
     match unsafe { read_inputs(geo, pgmap) } {
-        Some((g, p)) => hotplug_vmemmap::can_optimize(&g, &p),
+        Some((g, p)) => compound_pagemaps::can_optimize(&g, &p),
         None => false,
     }
 }
 
 /// The totals of a whole range of `nr` pfns from `start` with no boot
-/// memory in its sections ([`hotplug_vmemmap::plan_range`]) into
+/// memory in its sections ([`compound_pagemaps::plan_range`]) into
 /// `*totals`: 0, or `-EINVAL` (`*totals` untouched).
 ///
 /// # Safety
@@ -213,7 +227,7 @@ pub unsafe extern "C" fn rust_vmemmap_can_optimize(
 /// writes during the call; `totals` is NULL or points to a
 /// `struct vmemmap_totals` the caller owns.
 #[no_mangle]
-pub unsafe extern "C" fn rust_vmemmap_plan_range(
+pub unsafe extern "C" fn rust_compound_pagemaps_plan_range(
     geo: *const bindings::vmemmap_geometry,
     pgmap: *const bindings::vmemmap_pgmap,
     start: c_ulong,
@@ -229,7 +243,7 @@ pub unsafe extern "C" fn rust_vmemmap_plan_range(
     let Some(out) = (unsafe { totals.as_mut() }) else {
         return EINVAL.to_errno();
     };
-    let Ok(t) = hotplug_vmemmap::plan_range(&g, &p, to_u64(start), to_u64(nr), |_| false) else {
+    let Ok(t) = compound_pagemaps::plan_range(&g, &p, to_u64(start), to_u64(nr), |_| false) else {
         return EINVAL.to_errno();
     };
     *out = bindings::vmemmap_totals {

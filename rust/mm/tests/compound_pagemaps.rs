@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Host tests of the vmemmap plan of ZONE_DEVICE compound pages
-//! (`core/hotplug_vmemmap.rs`). The plan must map every vmemmap slot as
+//! (`core/compound_pagemaps.rs`). The plan must map every vmemmap slot as
 //! 6.12's `vmemmap_populate_compound_pages()` does (a port of it, slot by
 //! slot, is the reference here), and what it maps must be right: a struct
 //! page that shares its vmemmap page with another pfn's is a tail of the
@@ -19,7 +19,7 @@ mod rng;
 use std::collections::BTreeMap;
 
 use rng::XorShift;
-use rust_mm_core::hotplug_vmemmap::{
+use rust_mm_core::compound_pagemaps::{
     accounted, can_optimize, plan_range, populate, struct_pages_to_init, Chunk, Geometry, Pgmap,
     Populate, Refused, Totals, MAX_ORDER, VMEMMAP_RESERVE_NR,
 };

@@ -12,11 +12,11 @@ mod rng;
 
 use collision::original_collision;
 use rng::XorShift;
-use rust_mm_core::folio::{
+use rust_mm_core::atomic_seqcount::{AtomicSeqcount, NoPreempt};
+use rust_mm_core::folio_rmap::{
     is_tracked_order, FolioRmap, FolioWords, Layout, MmIds, ReuseCounts, Sharing, READ_TRIES,
 };
-use rust_mm_core::seqcount::{AtomicSeqcount, NoPreempt};
-use rust_mm_core::subid::{self, SubIds, DUMMY_ID, MAX_ID, MAX_VALUES};
+use rust_mm_core::rmap_id::subid::{self, SubIds, DUMMY_ID, MAX_ID, MAX_VALUES};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::Arc;

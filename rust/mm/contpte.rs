@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The C API of the contpte decisions (`arch/arm64/include/asm/contpte_rust.h`),
-//! called by `arch/arm64/mm/contpte.c`.
+//! C header: [`arch/arm64/include/asm/contpte.h`](srctree/arch/arm64/include/asm/contpte.h)
+//!
+//! The C API of the contpte decisions, called by `arch/arm64/mm/contpte.c`.
 //!
 //! Rust reads a block where it lies: C passes the address of the block's
 //! first entry and `live_entries()` reads each entry once, in order, with a
@@ -11,16 +12,16 @@
 //! 4 % in instructions (`contpte_ptep_get()` runs once per block in every
 //! PTE batch). Every PTE write stays in C; the one array C passes is the
 //! values its break-before-make cleared ([`rust_contpte_convert`]). The
-//! decisions are [`crate::contpte`]. The only `unsafe` is the view of a
-//! block. The PTE layout is the kernel's, checked at compile time against
-//! the core's below: a granule or a bit the core does not describe fails
-//! the build.
-
-use core::sync::atomic::{AtomicU64, Ordering};
+//! decisions are [`crate::logic::contpte`]. The only `unsafe` is the view
+//! of a block. The PTE layout is the kernel's, checked at compile time
+//! against the core's below: a granule or a bit the core does not describe
+//! fails the build.
 
 use kernel::bindings;
 
-use crate::contpte::{self, bits, AccessPlan, Layout, PaLayout, Pte, MAX_CONT_PTES};
+use crate::atomic;
+use crate::logic::contpte::{self, bits, AccessPlan, Layout, PaLayout, Pte, MAX_CONT_PTES};
+use crate::logic::sync::{AtomicU64, Ordering};
 
 #[cfg(not(CONFIG_ARM64_PA_BITS_52))]
 const PA: PaLayout = PaLayout::Pa48;
@@ -67,14 +68,8 @@ const _: () = {
     assert!(bindings::contpte_access_plan_CONTPTE_ACCESS_UNFOLD == AccessPlan::UnfoldTarget as u32);
 };
 
-// The live view of a block reads entries in place.
-const _: () = assert!(
-    core::mem::size_of::<AtomicU64>() == core::mem::size_of::<u64>()
-        && core::mem::align_of::<AtomicU64>() == core::mem::align_of::<u64>()
-);
-
 // Every export has the type of its C declaration (bindgen reads
-// asm/contpte_rust.h): a header and an export that disagree fail the build.
+// asm/contpte.h): a header and an export that disagree fail the build.
 const _: () = {
     type TryFold = unsafe extern "C" fn(bool, usize, u64, usize, usize, *const u64) -> bool;
     type Convert = unsafe extern "C" fn(u64, *const u64) -> u64;
@@ -127,10 +122,9 @@ unsafe fn block<'a>(block: *const u64) -> &'a [u64] {
 /// for `'a` and that others change only with single-copy-atomic accesses
 /// (`WRITE_ONCE()`, xchg/cmpxchg, the hardware's access and dirty updates).
 unsafe fn live_entries<'a>(block: *const u64) -> impl Iterator<Item = u64> + 'a {
-    // SAFETY: `AtomicU64` has `u64`'s size and alignment (asserted above);
-    // the entries are valid for `'a` and only accessed atomically (the
-    // function's safety requirements).
-    let live: &'a [AtomicU64] = unsafe { core::slice::from_raw_parts(block.cast(), N) };
+    // SAFETY: The `N` entries are aligned, valid for `'a` and only accessed
+    // atomically (the function's safety requirements).
+    let live: &'a [AtomicU64] = unsafe { atomic::slice_from_ptr(block.cast_mut(), N) };
     live.iter().map(|e| e.load(Ordering::Relaxed))
 }
 
@@ -289,7 +283,7 @@ pub unsafe extern "C" fn rust_contpte_access_plan(blk: *const u64, target: u64, 
 #[cfg(CONFIG_ARM64_CONTPTE_RUST_KUNIT_TEST)]
 pub mod test_vectors {
     use super::*;
-    use crate::contpte_vectors::{digest, BlockGen};
+    use crate::logic::contpte_vectors::{digest, BlockGen};
 
     // The exports have the types of their C declarations.
     const _: () = {
