@@ -12,6 +12,9 @@
 #                    git am applies b4's output on the topic's base
 #   robots           what a list's bots check: get_maintainer.pl on every
 #                    added file, the cover letters' numbers
+#   names            one name per mechanism from topic, Kconfig, core and
+#                    edge to C header and exports; every export type-checked
+#                    against bindgen; no unsafe in the cores
 #   readme           README.md's results table is what the benchmark reports
 #                    give (stale ones marked)
 #   tools            our checkers can fail (tests/tools): counting, parity,
@@ -158,6 +161,8 @@ stage b4 b4 ok_lines_stage b4 $((1 + 6 * $(python3 "$T/lib/topics.py" list | wc 
 	python3 "$T/series/b4-check.py" "$BUILD_DIR/series"
 say "== what a list's bots check: maintainers, cover letters =="
 stage robots robots ok_lines_stage robots 0 bash "$T/series/series.sh" robots "$BUILD_DIR/series"
+say "== one name per mechanism, from topic to exported symbol =="
+stage names names python3 "$T/test/names-check.py"
 say "== the README's results table is what the reports give =="
 stage readme readme ok_lines_stage readme 1 python3 "$T/docs/readme-table.py" --check "$RUST_MM_TOP/README.md"
 say "== our checkers can fail (tests/tools) =="

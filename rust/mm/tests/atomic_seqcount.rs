@@ -269,7 +269,12 @@ fn threads_in_all_modes_never_expose_a_torn_pair_or_lose_an_update() {
             let sh = Arc::clone(&sh);
             std::thread::spawn(move || {
                 let (mut accepted, mut retried) = (0u64, 0u64);
-                while !sh.stop.load(Ordering::Relaxed) {
+                // Until the writers are done, and at least one read was
+                // accepted: under load a reader may retry through every
+                // write section, and a read of the quiet pair after the
+                // writers stopped must then be accepted (no reader may
+                // be refused for ever).
+                while !sh.stop.load(Ordering::Relaxed) || accepted == 0 {
                     let start = sh.seq.read_begin();
                     let a = sh.a.load(Ordering::Relaxed);
                     let b = sh.b.load(Ordering::Relaxed);
