@@ -13,21 +13,39 @@
 //! module's `#[cfg]` names its option; an edge's documentation opens with
 //! its C header.
 //!
-//! The modules are in alphabetical order, one item each, with no blank
-//! lines between: every mechanism after rmap IDs is a topic of the series
-//! that depends on rmap IDs alone, and this order gives each topic's lines
-//! their own place among rmap IDs' modules, so that each topic's patch
-//! applies with or without the others.
+//! Every mechanism after rmap IDs is a topic of the series that depends on
+//! rmap IDs alone. Each module is declared under a comment naming it, and
+//! the mechanisms' modules alternate with rmap IDs' own: each topic's
+//! lines then sit between lines of rmap IDs, three or more on each side,
+//! which no other topic changes, so that each topic's patch applies with
+//! or without the others.
 
+/// Prefix of this crate's kernel log messages (used by `pr_*!`).
+const __LOG_PREFIX: &[u8] = b"rust_mm\0";
+
+// C words viewed as the cores' atomics, in one place.
 pub mod atomic;
-#[cfg(CONFIG_MM_RMAP_ID)]
-pub mod atomic_seqcount;
+// Compound pagemaps: include/linux/compound_pagemaps.h.
 #[cfg(CONFIG_COMPOUND_PAGEMAPS_RUST)]
 pub mod compound_pagemaps;
+// The atomic seqcount: include/linux/atomic_seqcount.h.
+#[cfg(CONFIG_MM_RMAP_ID)]
+pub mod atomic_seqcount;
+// Contiguous PTEs: arch/arm64/include/asm/contpte.h.
 #[cfg(CONFIG_ARM64_CONTPTE_RUST)]
 pub mod contpte;
+// The rmap state of large folios: include/linux/folio_rmap.h.
 #[cfg(CONFIG_MM_RMAP_ID)]
 pub mod folio_rmap;
+// Swapped-out shared memory in pagemap: include/linux/pagemap_swap.h.
+#[cfg(CONFIG_PAGEMAP_SHARED_SWAP)]
+pub mod pagemap_swap;
+// rmap IDs and sub-IDs: include/linux/rmap_id.h.
+#[cfg(CONFIG_MM_RMAP_ID)]
+pub mod rmap_id;
+// The per-VMA lock word: include/linux/vma_lock.h.
+#[cfg(CONFIG_PER_VMA_LOCK_RUST)]
+pub mod vma_lock;
 /// The kernel-independent cores, one per mechanism, and their atomics.
 ///
 /// Not `core`, which would shadow the `core` crate in every path of this
@@ -36,39 +54,38 @@ pub mod folio_rmap;
 #[forbid(unsafe_code)]
 #[path = "."]
 pub mod logic {
-    #[cfg(CONFIG_MM_RMAP_ID)]
-    #[path = "core/atomic_seqcount.rs"]
-    pub mod atomic_seqcount;
+    // Compound pagemaps: the vmemmap plan of device memory.
     #[cfg(CONFIG_COMPOUND_PAGEMAPS_RUST)]
     #[path = "core/compound_pagemaps.rs"]
     pub mod compound_pagemaps;
+    // The atomic seqcount.
+    #[cfg(CONFIG_MM_RMAP_ID)]
+    #[path = "core/atomic_seqcount.rs"]
+    pub mod atomic_seqcount;
+    // Contiguous PTEs: the decisions, and the vectors of their KUnit suite.
     #[cfg(CONFIG_ARM64_CONTPTE_RUST)]
     #[path = "core/contpte.rs"]
     pub mod contpte;
     #[cfg(CONFIG_ARM64_CONTPTE_RUST_KUNIT_TEST)]
     #[path = "core/contpte_vectors.rs"]
     pub mod contpte_vectors;
+    // The rmap state of large folios.
     #[cfg(CONFIG_MM_RMAP_ID)]
     #[path = "core/folio_rmap.rs"]
     pub mod folio_rmap;
+    // Swapped-out shared memory in pagemap.
     #[cfg(CONFIG_PAGEMAP_SHARED_SWAP)]
     #[path = "core/pagemap_swap.rs"]
     pub mod pagemap_swap;
+    // rmap IDs and sub-IDs.
     #[cfg(CONFIG_MM_RMAP_ID)]
     #[path = "core/rmap_id.rs"]
     pub mod rmap_id;
-    #[path = "core/sync.rs"]
-    pub mod sync;
+    // The per-VMA lock word.
     #[cfg(CONFIG_PER_VMA_LOCK_RUST)]
     #[path = "core/vma_lock.rs"]
     pub mod vma_lock;
+    // The cores' atomics: core's (loom's on the host, under --cfg loom).
+    #[path = "core/sync.rs"]
+    pub mod sync;
 }
-#[cfg(CONFIG_PAGEMAP_SHARED_SWAP)]
-pub mod pagemap_swap;
-#[cfg(CONFIG_MM_RMAP_ID)]
-pub mod rmap_id;
-#[cfg(CONFIG_PER_VMA_LOCK_RUST)]
-pub mod vma_lock;
-
-/// Prefix of this crate's kernel log messages (used by `pr_*!`).
-const __LOG_PREFIX: &[u8] = b"rust_mm\0";

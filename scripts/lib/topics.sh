@@ -180,8 +180,11 @@ for line in open(src).read().split("\n"):
     if m and m.group(1) in drop:
         skip_doc = True
         continue
-    # An item's attributes are held until the item: kept or left out with it.
-    if line.lstrip().startswith("#["):
+    # An item's comment and attributes are held until the item: kept or
+    # left out with it.
+    stripped = line.lstrip()
+    if stripped.startswith("#[") or (stripped.startswith("//") and not stripped.startswith("//!")
+                                     and not stripped.startswith("///")):
         held.append(line)
         continue
     if held or re.match(r"\s*pub\s+mod\s+\w+\s*;", line):
