@@ -96,38 +96,7 @@ install_pkgs() {
 	if [[ " ${missing[*]} " == *":arm64 "* ]] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
 		say "dpkg --add-architecture arm64 (the arm64 guests' static libraries)"
 		dpkg --add-architecture arm64 || die "dpkg --add-architecture arm64 failed"
-		# b4 (PyPI), for scripts/series/b4-check.py: Debian 12's python3 is
-# externally managed (PEP 668), so b4 gets a venv of its own, made by
-# /usr/bin/python3 (python3-venv), at ${B4%/bin/b4}. b4 is pinned by
-# scripts/lib/env.sh (the version is in B4's path) and so is everything it
-# pulls in (the versions PyPI resolved for b4 0.16.0 when it was pinned;
-# b4's own requirements leave liblore and ezgb open), so that every
-# machine runs the same b4. A new version is a new directory; the old one
-# is left alone.
-B4_VERSION="${B4#*/b4-}"
-B4_VERSION="${B4_VERSION%%/*}"
-B4_VENV="${B4%/bin/b4}"
-B4_PIP=("b4==$B4_VERSION" certifi==2026.10.19.post1 cffi==2.1.1 charset-normalizer==3.5.3
-	dkimpy==1.1.8 dnspython==2.9.2 ezgb==0.2.1 idna==3.20 liblore==0.10.1 patatt==0.8.0
-	pycparser==3.12 pygit2==1.21.0 PyNaCl==1.6.2 requests==2.34.2 urllib3==2.8.0)
-
-b4_ok() {
-	[ -x "$B4" ] && [ "$("$B4" --version 2>/dev/null)" = "$B4_VERSION" ]
-}
-
-install_b4() {
-	b4_ok && return 0
-	/usr/bin/python3 -c 'import ensurepip, venv' 2>/dev/null ||
-		die "/usr/bin/python3 cannot make a venv (package python3-venv)"
-	say "installing b4 $B4_VERSION from PyPI into $B4_VENV (a venv of /usr/bin/python3)"
-	rm -rf "$B4_VENV"
-	/usr/bin/python3 -m venv "$B4_VENV" || die "python3 -m venv $B4_VENV failed"
-	"$B4_VENV/bin/pip" install --quiet --disable-pip-version-check --no-cache-dir "${B4_PIP[@]}" ||
-		{ rm -rf "$B4_VENV"; die "pip install b4==$B4_VERSION failed (PyPI reachable?)"; }
-	b4_ok || die "b4 $B4_VERSION not usable at $B4 after install"
-}
-
-apt_updated=0
+		apt_updated=0
 	fi
 	apt_update_once
 	if [[ " ${missing[*]} " == *" linux-source-6.12="* ]]; then
