@@ -177,6 +177,18 @@ class Console(unittest.TestCase):
         self.assertIn("its own totals", out)
         self.assertEqual(f, 2, out)
 
+    def test_a_selftest_that_skips_the_rest_after_its_plan_is_a_skip_not_a_pass(self):
+        text = self.boot("RUSTMM-PROGRAM ksft_mm_x start\nTAP version 13\n1..4\nok 1 a\n"
+                         "ok 2 # SKIP no uffd\n# Totals: pass:1 fail:0 xfail:0 xpass:0 skip:1 error:0\n"
+                         "RUSTMM-PROGRAM ksft_mm_x exit 4\n")
+        p, f, s, out = self.run_console(text, order=["ksft_mm_x"])
+        self.assertEqual((p, f, s), (2, 0, 2), out)
+        self.assertIn("exited KSFT_SKIP after 2 of 4 planned results", out)
+        # The same short count with exit 0 is a lost result: a failure.
+        p, f, s, out = self.run_console(text.replace("ksft_mm_x exit 4", "ksft_mm_x exit 0"),
+                                        order=["ksft_mm_x"])
+        self.assertEqual(f, 1, out)
+
     def test_selftest_skips_are_named_with_their_reason_and_parity_sets_left_out(self):
         text = self.boot("RUSTMM-PROGRAM ksft_mm_x start\n1..2\nok 1 a\nok 2 b # SKIP no swap\n"
                          "RUSTMM-PROGRAM ksft_mm_x exit 0\n",
