@@ -1,12 +1,58 @@
 # shellcheck shell=bash
 # Common settings for every rust-mm script.  Sourced, never executed.
 #
-# The base tree is pinned: this exact Debian package version of
-# linux-source-6.12.  An explicit LINUX_DEB_VERSION=... overrides it (the
-# scripts say so loudly); nothing ever silently builds another version.
-RUST_MM_PIN_DEB="6.12.117-1~deb12u1"
-RUST_MM_PIN_KVER="6.12.117"
+die() { echo "rust-mm: error: $*" >&2; exit 1; }
+say() { echo "rust-mm: $*"; }
+
+RUST_MM_TOP="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+
+# The base tree is pinned: one exact Debian package version of the kernel
+# source.  An explicit LINUX_DEB_VERSION=... overrides it (the scripts say
+# so loudly); nothing ever silently builds another version.
+#
+# RUST_MM_BASE picks the base and with it the series: 6.12 (main's series,
+# kernel-patches/, linux-source-6.12 installed from Debian 12's archive)
+# or 7.3 (the port of issue 42, kernel-patches-7.3/, linux-source-7.3
+# from trixie-backports, downloaded into the build directory by
+# scripts/setup/fetch-base.sh and never installed: nothing of trixie
+# touches this machine's apt sources or packages).  Each base builds in a
+# directory of its own, so the two never share an object.
+#   LINUX_PKG          the Debian source package
+#   RUST_MM_PIN_DEB    its pinned version
+#   LINUX_DEB_SHA256   the pinned .deb's sha256 (downloaded bases)
+#   LINUX_DEB_SUITE    the suite that serves it (downloaded bases)
+#   PATCHES_DIR        the series' topics (kernel-patches/topics there)
+RUST_MM_BASE="${RUST_MM_BASE:-6.12}"
+case "$RUST_MM_BASE" in
+6.12)
+	LINUX_PKG=linux-source-6.12
+	RUST_MM_PIN_DEB="6.12.117-1~deb12u1"
+	LINUX_DEB_SUITE=""
+	LINUX_DEB_PIN_SHA256=""
+	PATCHES_DIR="$RUST_MM_TOP/kernel-patches"
+	BUILD_DIR="${BUILD_DIR:-$RUST_MM_TOP/build}"
+	;;
+7.3)
+	LINUX_PKG=linux-source-7.3
+	RUST_MM_PIN_DEB="7.3.4-1~bpo13+1"
+	LINUX_DEB_SUITE=trixie-backports
+	LINUX_DEB_PIN_SHA256=703e369ddd4cce971452f5a593ee55df3a5c10c83caf0fa0df039633ed181ee3
+	PATCHES_DIR="$RUST_MM_TOP/kernel-patches-7.3"
+	BUILD_DIR="${BUILD_DIR:-$RUST_MM_TOP/build-7.3}"
+	;;
+*)
+	die "RUST_MM_BASE=$RUST_MM_BASE: no such base (6.12 or 7.3)"
+	;;
+esac
+export RUST_MM_BASE PATCHES_DIR
 LINUX_DEB_VERSION="${LINUX_DEB_VERSION:-$RUST_MM_PIN_DEB}"
+# The .deb's sha256: the pin's for the pinned version; for an override,
+# whatever LINUX_DEB_SHA256 says, else the archive index's (said loudly).
+if [ "$LINUX_DEB_VERSION" = "$RUST_MM_PIN_DEB" ]; then
+	LINUX_DEB_SHA256="$LINUX_DEB_PIN_SHA256"
+else
+	LINUX_DEB_SHA256="${LINUX_DEB_SHA256:-}"
+fi
 # Kernel version implied by the Debian version (6.12.117-1~deb12u1 -> 6.12.117).
 LINUX_KVER="${LINUX_DEB_VERSION%%-*}"
 
@@ -17,12 +63,7 @@ TOOLS_PREFIX="/usr/local"
 # (b4-<version>), which setup.sh installs.
 B4="$TOOLS_PREFIX/lib/rust-mm/b4-0.16.0/bin/b4"
 
-RUST_MM_TOP="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-BUILD_DIR="${BUILD_DIR:-$RUST_MM_TOP/build}"
 KSRC="$BUILD_DIR/linux-$LINUX_KVER"
-
-die() { echo "rust-mm: error: $*" >&2; exit 1; }
-say() { echo "rust-mm: $*"; }
 
 # shellcheck source=scripts/lib/arch.sh
 . "$RUST_MM_TOP/scripts/lib/arch.sh"

@@ -22,7 +22,7 @@
 #                so that every prefix of the stack builds. The crate root
 #                rust/mm/rust_mm.rs is generated again with every group.
 
-TOPICS_DIR="$RUST_MM_TOP/kernel-patches"
+TOPICS_DIR="${PATCHES_DIR:-$RUST_MM_TOP/kernel-patches}"
 # Fixed identity of the generated commits (the pristine tree and each
 # topic's Rust patch), so that the trees and `make series` are reproducible.
 GEN_IDENT=(-c user.name="rust-mm developers" -c user.email="rust-mm@localhost")

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Prepare the patched kernel tree under build/:
-#   1. check the pinned linux-source-6.12 Debian package is what is installed,
+#   1. check the pinned kernel source (env.sh: RUST_MM_BASE) is what is
+#      installed (6.12), or fetch and verify it (7.3: fetch-base.sh),
 #   2. extract it (once) into build/linux-<version>, as a git repository whose
 #      first commit is the pristine tree,
 #   3. apply the topics of kernel-patches/topics in order (scripts/
@@ -14,15 +15,21 @@ set -euo pipefail
 # shellcheck source=scripts/lib/env.sh
 . "$(dirname "$0")/../lib/env.sh"
 
-TARBALL=/usr/src/linux-source-6.12.tar.xz
-installed="$(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || true)"
-[ -n "$installed" ] || die "linux-source-6.12 is not installed (run: make setup)"
-if [ "$installed" != "$LINUX_DEB_VERSION" ]; then
-	die "installed linux-source-6.12 is $installed, but this series is pinned to $LINUX_DEB_VERSION. Run 'make setup' to install the pinned version, or set LINUX_DEB_VERSION=$installed to build that one explicitly."
+if [ -n "$LINUX_DEB_SUITE" ]; then
+	# A downloaded base: fetched, verified and unpacked into the build
+	# directory (nothing installed).
+	TARBALL="$(bash "$RUST_MM_TOP/scripts/setup/fetch-base.sh")" || exit 1
+else
+	TARBALL=/usr/src/$LINUX_PKG.tar.xz
+	installed="$(dpkg-query -W -f='${Version}' "$LINUX_PKG" 2>/dev/null || true)"
+	[ -n "$installed" ] || die "$LINUX_PKG is not installed (run: make setup)"
+	if [ "$installed" != "$LINUX_DEB_VERSION" ]; then
+		die "installed $LINUX_PKG is $installed, but this series is pinned to $LINUX_DEB_VERSION. Run 'make setup' to install the pinned version, or set LINUX_DEB_VERSION=$installed to build that one explicitly."
+	fi
+	[ -r "$TARBALL" ] || die "$TARBALL is missing (reinstall $LINUX_PKG=$LINUX_DEB_VERSION)"
 fi
 [ "$LINUX_DEB_VERSION" = "$RUST_MM_PIN_DEB" ] ||
-	say "WARNING: building linux-source-6.12 $LINUX_DEB_VERSION, not the pinned $RUST_MM_PIN_DEB (LINUX_DEB_VERSION override)"
-[ -r "$TARBALL" ] || die "$TARBALL is missing (reinstall linux-source-6.12=$LINUX_DEB_VERSION)"
+	say "WARNING: building $LINUX_PKG $LINUX_DEB_VERSION, not the pinned $RUST_MM_PIN_DEB (LINUX_DEB_VERSION override)"
 
 # shellcheck source=scripts/lib/topics.sh
 . "$RUST_MM_TOP/scripts/lib/topics.sh"
@@ -37,7 +44,7 @@ git_t() {
 # exported topic (make series), the same on every machine.
 pristine_commit() { # TREE
 	GIT_AUTHOR_DATE="@$(stat -c %Y "$TARBALL") +0000" GIT_COMMITTER_DATE="@$(stat -c %Y "$TARBALL") +0000" \
-		git_t commit-tree "$1" -m "linux-source-6.12 $LINUX_DEB_VERSION (pristine)"
+		git_t commit-tree "$1" -m "$LINUX_PKG $LINUX_DEB_VERSION (pristine)"
 }
 
 mkdir -p "$BUILD_DIR"
@@ -45,9 +52,14 @@ if [ ! -f "$KSRC/.rust-mm-pristine" ]; then
 	say "extracting $TARBALL ($LINUX_DEB_VERSION) into $KSRC"
 	rm -rf "$KSRC" "$BUILD_DIR/extract.tmp"
 	mkdir -p "$BUILD_DIR/extract.tmp"
-	tar -C "$BUILD_DIR/extract.tmp" -xf "$TARBALL"
-	mv "$BUILD_DIR/extract.tmp/linux-source-6.12" "$KSRC"
-	rmdir "$BUILD_DIR/extract.tmp"
+	tar -C "$BUILD_DIR/extract.tmp" -xf "$TARBALL" || { rm -rf "$BUILD_DIR/extract.tmp"; die "cannot extract $TARBALL"; }
+	x="$BUILD_DIR/extract.tmp/$LINUX_PKG"
+	# The version is checked before the tree takes its place: a tarball
+	# of another kernel leaves nothing behind.
+	kver="$(sed -n 's/^VERSION = //p; s/^PATCHLEVEL = //p; s/^SUBLEVEL = //p' "$x/Makefile" 2>/dev/null | paste -sd.)"
+	[ "$kver" = "$LINUX_KVER" ] || { rm -rf "$BUILD_DIR/extract.tmp"; die "$TARBALL holds Linux ${kver:-(no Makefile)}, expected $LINUX_KVER (from $LINUX_DEB_VERSION): nothing extracted"; }
+	mv "$x" "$KSRC"
+	rm -rf "$BUILD_DIR/extract.tmp"
 	git_t init -q -b base
 	git_t add -A -f .
 	git_t tag -f pristine "$(pristine_commit "$(git_t write-tree)")" >/dev/null
@@ -107,4 +119,4 @@ while read -r blob mtime f; do
 done < "$keep"
 [ "$kept" -eq 0 ] || say "$kept files the series changed are as before: their mtimes kept (no rebuild for them)"
 echo "$want" > "$KSRC/.rust-mm-applied"
-say "tree ready: $KSRC ($(git_t rev-list --count pristine..HEAD) patches in ${#applied[@]} topics on linux-source-6.12 $LINUX_DEB_VERSION)"
+say "tree ready: $KSRC ($(git_t rev-list --count pristine..HEAD) patches in ${#applied[@]} topics on $LINUX_PKG $LINUX_DEB_VERSION)"
