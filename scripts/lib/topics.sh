@@ -23,6 +23,8 @@
 #                rust/mm/rust_mm.rs is generated again with every group.
 
 TOPICS_DIR="${PATCHES_DIR:-$RUST_MM_TOP/kernel-patches}"
+# The same, as messages and the inputs hash name it (kernel-patches).
+TOPICS_REL="${TOPICS_DIR#"$RUST_MM_TOP"/}"
 # Fixed identity of the generated commits (the pristine tree and each
 # topic's Rust patch), so that the trees and `make series` are reproducible.
 GEN_IDENT=(-c user.name="rust-mm developers" -c user.email="rust-mm@localhost")
@@ -30,7 +32,7 @@ GEN_IDENT=(-c user.name="rust-mm developers" -c user.email="rust-mm@localhost")
 # The topic metadata has one reader, scripts/lib/topics.py; these are its
 # shell face.
 topics_all() { # every topic, in apply order
-	python3 "$RUST_MM_TOP/scripts/lib/topics.py" list || die "cannot read kernel-patches/topics"
+	python3 "$RUST_MM_TOP/scripts/lib/topics.py" list || die "cannot read $TOPICS_REL/topics"
 }
 
 topic_field() { # TOPIC KEY: the value of "KEY:" in the topic's metadata
@@ -40,7 +42,7 @@ topic_field() { # TOPIC KEY: the value of "KEY:" in the topic's metadata
 topic_bench() { # TOPIC: the path of its benchmark report (docs/, "Bench:")
 	local f
 	f="$(topic_field "$1" Bench)"
-	[ -n "$f" ] || die "topic $1 declares no benchmark report (Bench: in kernel-patches/$1/topic)"
+	[ -n "$f" ] || die "topic $1 declares no benchmark report (Bench: in $TOPICS_REL/$1/topic)"
 	f="$RUST_MM_TOP/docs/$f"
 	[ -f "$f" ] || die "topic $1: its benchmark report ${f#"$RUST_MM_TOP"/} is missing"
 	echo "$f"
@@ -79,9 +81,9 @@ topic_plan() { # TOPIC
 		echo "rust 0"
 		while read -r after msg; do
 			[ -n "$msg" ] && [ -f "$TOPICS_DIR/$t/$msg" ] ||
-				die "kernel-patches/$t/rust-files: '@ after $after $msg': no commit message file kernel-patches/$t/$msg"
+				die "$TOPICS_REL/$t/rust-files: '@ after $after $msg': no commit message file $TOPICS_REL/$t/$msg"
 			topic_patches "$t" | grep -qxF "$after" ||
-				die "kernel-patches/$t/rust-files: '@ after $after': no such patch in kernel-patches/$t/series"
+				die "$TOPICS_REL/$t/rust-files: '@ after $after': no such patch in $TOPICS_REL/$t/series"
 			at[$after]+="$g "
 			g=$((g + 1))
 		done < <(rust_group_heads "$t")
@@ -104,7 +106,7 @@ topics_validate() {
 	python3 "$RUST_MM_TOP/scripts/lib/topics.py" check >/dev/null || exit 1
 	for t in $(topics_all); do
 		for f in cover series; do
-			[ -f "$TOPICS_DIR/$t/$f" ] || die "topic $t has no kernel-patches/$t/$f"
+			[ -f "$TOPICS_DIR/$t/$f" ] || die "topic $t has no $TOPICS_REL/$t/$f"
 		done
 	done
 }
@@ -219,15 +221,15 @@ apply_rust_group() { # GITDIR TOPIC IDX STACK...
 	local git_t=(git -C "$tree" "${GEN_IDENT[@]}" -c core.autocrlf=false)
 	local files
 	files="$(rust_group_files "$t" "$g")"
-	[ -n "$files" ] || die "kernel-patches/$t/rust-files: group $g lists no files"
+	[ -n "$files" ] || die "$TOPICS_REL/$t/rust-files: group $g lists no files"
 	for f in $files; do
 		case "$f" in
 		Kbuild) dst=rust/mm/Kbuild ;;
 		rust/mm/rust_mm.rs) continue ;;
 		rust/mm/*) dst="$f" ;;
-		*) die "kernel-patches/$t/rust-files: unexpected path $f" ;;
+		*) die "$TOPICS_REL/$t/rust-files: unexpected path $f" ;;
 		esac
-		[ -f "$RUST_MM_TOP/$f" ] || die "kernel-patches/$t/rust-files names $f, which does not exist"
+		[ -f "$RUST_MM_TOP/$f" ] || die "$TOPICS_REL/$t/rust-files names $f, which does not exist"
 		mkdir -p "$tree/$(dirname "$dst")"
 		cp "$RUST_MM_TOP/$f" "$tree/$dst"
 		"${git_t[@]}" add -f "$dst"
@@ -281,11 +283,11 @@ apply_topic() { # GITDIR TOPIC APPLIED...
 			apply_rust_group "$tree" "$t" "$x" "${stack[@]}"
 			continue
 		fi
-		[ -f "$TOPICS_DIR/$t/$x" ] || die "kernel-patches/$t/series names $x, which does not exist"
+		[ -f "$TOPICS_DIR/$t/$x" ] || die "$TOPICS_REL/$t/series names $x, which does not exist"
 		if ! "${git_t[@]}" am -q --no-3way --whitespace=nowarn "$TOPICS_DIR/$t/$x" >"$BUILD_DIR/am.log" 2>&1; then
 			cat "$BUILD_DIR/am.log" >&2
 			"${git_t[@]}" am --abort >/dev/null 2>&1 || true
-			die "PATCH FAILED: kernel-patches/$t/$x does not apply on top of ${*:-the pristine tree}${*:+ (pristine + topics: $*)} (no fuzz is allowed). Nothing was built."
+			die "PATCH FAILED: $TOPICS_REL/$t/$x does not apply on top of ${*:-the pristine tree}${*:+ (pristine + topics: $*)} (no fuzz is allowed). Nothing was built."
 		fi
 		say "[$t] applied $x"
 	done <<< "$plan"
@@ -294,14 +296,14 @@ apply_topic() { # GITDIR TOPIC APPLIED...
 # Every input of the patched tree, hashed: topics, patches, Rust files.
 topics_inputs_hash() {
 	local t
-	(cd "$RUST_MM_TOP" && cat kernel-patches/topics &&
+	(cd "$RUST_MM_TOP" && cat $TOPICS_REL/topics &&
 	 for t in $(topics_all); do
 		 for f in topic series rust-files rust.commit maintainers; do
-			 [ -f "kernel-patches/$t/$f" ] && cat "kernel-patches/$t/$f"
+			 [ -f "$TOPICS_REL/$t/$f" ] && cat "$TOPICS_REL/$t/$f"
 		 done
-		 topic_patches "$t" | sed "s|^|kernel-patches/$t/|" | xargs cat
+		 topic_patches "$t" | sed "s|^|$TOPICS_REL/$t/|" | xargs cat
 		 if topic_has_rust "$t"; then
-			 rust_group_heads "$t" | awk '{ print $2 }' | sed "s|^|kernel-patches/$t/|" | xargs -r cat
+			 rust_group_heads "$t" | awk '{ print $2 }' | sed "s|^|$TOPICS_REL/$t/|" | xargs -r cat
 			 rust_files_all "$t" | xargs cat
 		 fi
 	 done) | sha256sum | cut -d' ' -f1

@@ -125,7 +125,7 @@ export_topic() { # TOPIC OUTDIR
 	topic_range "$t"
 	n="$(git_t rev-list --count "$RANGE_START..$RANGE_END")"
 	[ "$n" -eq "$(topic_ncommits "$t")" ] ||
-		die "topic $t: the tree has $n commits for it, kernel-patches/$t lists $(topic_ncommits "$t")"
+		die "topic $t: the tree has $n commits for it, $TOPICS_REL/$t lists $(topic_ncommits "$t")"
 	end="$(reauthor "$RANGE_START" "$RANGE_END")"
 	rm -rf "$out" && mkdir -p "$out"
 	local vopt=() addr=() who
@@ -236,7 +236,7 @@ refresh)
 	for t in $(topics_all); do total=$((total + $(topic_ncommits "$t"))); done
 	have="$(git_t rev-list --count pristine..rust-mm)"
 	[ "$have" -eq "$total" ] ||
-		die "the tree has $have commits, kernel-patches/ lists $total: to add or drop a patch, add or remove a line in its topic's series first (any name; refresh renames the files)"
+		die "the tree has $have commits, $TOPICS_REL/ lists $total: to add or drop a patch, add or remove a line in its topic's series first (any name; refresh renames the files)"
 	mapfile -t commits < <(git_t rev-list --reverse pristine..rust-mm)
 	i=0
 	for t in $(topics_all); do
@@ -268,7 +268,7 @@ refresh)
 		fi
 		unset renamed
 		i=$((i + ${#plan[@]}))
-		say "kernel-patches/$t refreshed: $(grep -c . "$d/series") patches"
+		say "$TOPICS_REL/$t refreshed: $(grep -c . "$d/series") patches"
 	done
 	;;
 check)
