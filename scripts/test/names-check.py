@@ -23,6 +23,12 @@ and it checks, one line each (`names: <mechanism>: <check>: ok|FAILED (why)`):
   - every export is named rust_<name>_*, is declared in that header (a
     line the topic's patches add to it) and has its type checked against
     bindgen's declaration at compile time (`[bindings::f, f]` in the edge);
+  - every export is declared by the patch that adds the option the Rust
+    compiles under (the module's, or a cfg-gated inner module's), or an
+    earlier one, counting Rust that rust-files puts after a patch as
+    there from that patch on: the type check names bindgen's declaration,
+    so the prefixes between would not build (a cheap guard of make
+    test-all's bisect for this one cause);
   - the core exists, is listed in the same topic's rust-files, is mounted
     in `logic` under the topic's option and in core/lib.rs, and (like every
     file under core/) has no `unsafe`;
@@ -102,6 +108,19 @@ def rust_files(top, topic):
     return files
 
 
+def rust_group_after(top, topic, path):
+    """The patch of TOPIC's series after which rust-files puts PATH (its
+    '@ after PATCH' group), or None for the topic's first patch."""
+    after = None
+    for line in read(os.path.join(top, "kernel-patches", topic, "rust-files")).split("\n"):
+        line = line.strip()
+        if line.startswith("@"):
+            after = line.split()[2] if len(line.split()) > 2 else None
+        elif line and not line.startswith("#") and line.split()[0] == path:
+            return after
+    return None
+
+
 def patch_files(top, topic):
     """The patch files of TOPIC's series, in order."""
     d = os.path.join(top, "kernel-patches", topic)
@@ -133,6 +152,33 @@ def added_by_patches(paths):
             elif line.startswith("diff --git"):
                 cur = None
     return files
+
+
+def first_patch_adding(paths, path, pattern):
+    """Index in PATHS of the first patch that adds a line matching PATTERN
+    to the file PATH (any Kconfig file for PATH None), or None."""
+    for i, p in enumerate(paths):
+        added = added_by_patches([p])
+        for f, (_, lines) in added.items():
+            if (f == path if path else os.path.basename(f).startswith("Kconfig")) and \
+               any(re.search(pattern, ln) for ln in lines):
+                return i
+    return None
+
+
+def cfg_gate(text, fn, default):
+    """The Kconfig option (without CONFIG_) under which the edge TEXT
+    compiles its function FN: that of a `#[cfg(CONFIG_X)] mod m { ... }`
+    around it, else DEFAULT."""
+    at = text.find(f"fn {fn}(")
+    for mo in re.finditer(r"#\[cfg\(CONFIG_(\w+)\)\]\s*(?:pub\s+)?mod\s+\w+\s*\{", text):
+        depth, i = 1, mo.end()
+        while i < len(text) and depth:
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            i += 1
+        if mo.end() <= at < i:
+            return mo.group(1)
+    return default
 
 
 def crate_mounts(text):
@@ -289,6 +335,10 @@ def main(argv):
                     hdr in added and added[hdr][0],
                     f"no patch of {t['name'] if t else '?'} or its dependencies creates {hdr}")
         decl = "\n".join(added.get(hdr, (False, []))[1]) if hdr else ""
+        ordered = []
+        if t:
+            for d in deps[t["name"]] + [t["name"]]:
+                ordered += patch_files(top, d)
         # Exports.
         for e in m["exports"]:
             c.check(f"{what}: export {e} is rust_{n}_*", e.startswith(f"rust_{n}_"),
@@ -296,6 +346,24 @@ def main(argv):
             c.check(f"{what}: export {e} is declared in {hdr or 'its header'}",
                     bool(re.search(rf"\b{re.escape(e)}\s*\(", decl)),
                     f"no line the series adds to {hdr} declares it")
+            # Every prefix builds: the Rust compiles from the patch that
+            # adds its option (the module's, or that of a cfg-gated module
+            # around the export), and its type check names bindgen's
+            # declaration, so the header must declare it by then.
+            gate = cfg_gate(m["text"], e, (m["kconfig"] or "").removeprefix("CONFIG_"))
+            if hdr and gate:
+                at_decl = first_patch_adding(ordered, hdr, rf"\b{re.escape(e)}\s*\(")
+                at_opt = first_patch_adding(ordered, None, rf"^(menu)?config\s+{re.escape(gate)}\s*$")
+                # Rust that rust-files puts after a patch exists from there.
+                after = rust_group_after(top, t["name"], m["edge"])
+                names_ = [os.path.basename(x) for x in ordered]
+                if at_opt is not None and after in names_:
+                    at_opt = max(at_opt, names_.index(after))
+                c.check(f"{what}: export {e} is declared by the patch adding CONFIG_{gate} or earlier",
+                        at_decl is not None and at_opt is not None and at_decl <= at_opt,
+                        f"declared in {os.path.basename(ordered[at_decl]) if at_decl is not None else 'no patch'}, "
+                        f"CONFIG_{gate} added in {os.path.basename(ordered[at_opt]) if at_opt is not None else 'no patch'}: "
+                        "the prefixes between do not build")
             c.check(f"{what}: export {e} has its type checked against bindgen's",
                     bool(re.search(rf"\[\s*bindings::{re.escape(e)}\s*,\s*{re.escape(e)}\s*,?\s*\]",
                                    m["text"])),

@@ -4,8 +4,10 @@
 on a synthetic tree with one good mechanism, and fails, naming the check,
 on a synthetic bad edge: an export without its mechanism's prefix, an
 edge without its `C header:` line, an export without its bindgen type
-check, an export its header does not declare, a core using `unsafe`, an
-edge mounted under another option, and a stale table in the docs.
+check, an export its header does not declare, an export declared by a
+patch after the one that adds its option (the prefixes between do not
+build), a core using `unsafe`, an edge mounted under another option, and
+a stale table in the docs.
 
 Run: python3 -m unittest discover -s tests/tools -v
 """
@@ -37,7 +39,8 @@ Subject: [PATCH] mm: add demo.h
 
 ---
  include/linux/demo.h | 3 +++
- 1 file changed, 3 insertions(+)
+ mm/Kconfig           | 2 ++
+ 2 files changed, 5 insertions(+)
 
 diff --git a/include/linux/demo.h b/include/linux/demo.h
 new file mode 100644
@@ -46,6 +49,28 @@ new file mode 100644
 @@ -0,0 +1,3 @@
 +/* SPDX-License-Identifier: GPL-2.0 */
 +int rust_demo_frob(int x);
++int rust_demo_twiddle(void);
+diff --git a/mm/Kconfig b/mm/Kconfig
+--- a/mm/Kconfig
++++ b/mm/Kconfig
+@@ -1,0 +1,2 @@
++config DEMO_RUST
++	bool "demo"
+"""
+
+# A later patch of the topic: declares what the first one left out.
+LATER = """From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001
+From: rust-mm developers <rust-mm@localhost>
+Subject: [PATCH] mm: demo: declare twiddle
+
+---
+ include/linux/demo.h | 1 +
+ 1 file changed, 1 insertion(+)
+
+diff --git a/include/linux/demo.h b/include/linux/demo.h
+--- a/include/linux/demo.h
++++ b/include/linux/demo.h
+@@ -2,0 +3 @@
 +int rust_demo_twiddle(void);
 """
 
@@ -219,6 +244,21 @@ class NamesCheck(unittest.TestCase):
         r = self.run_check(self.top)
         self.assertFails(r, "names: demo: export rust_demo_twiddle is declared in "
                             "include/linux/demo.h: FAILED")
+
+    def test_export_declared_after_its_option_fails(self):
+        self.edit("kernel-patches/demo/0001-mm-add-demo.h.patch", "+int rust_demo_twiddle(void);\n", "")
+        self.write("kernel-patches/demo/0002-mm-demo-declare-twiddle.patch", LATER)
+        self.write("kernel-patches/demo/series",
+                   "0001-mm-add-demo.h.patch\n0002-mm-demo-declare-twiddle.patch\n")
+        r = self.run_check(self.top)
+        self.assertFails(r, "names: demo: export rust_demo_twiddle is declared by the patch "
+                            "adding CONFIG_DEMO_RUST or earlier: FAILED")
+        self.assertIn("the prefixes between do not build", r.stdout)
+        # The same declaration in the patch that adds the option passes.
+        self.write("kernel-patches/demo/series", "0001-mm-add-demo.h.patch\n")
+        self.edit("kernel-patches/demo/0001-mm-add-demo.h.patch", "+int rust_demo_frob(int x);\n",
+                  "+int rust_demo_frob(int x);\n+int rust_demo_twiddle(void);\n")
+        self.assertEqual(self.run_check(self.top).returncode, 0)
 
     def test_core_using_unsafe_fails(self):
         self.edit("rust/mm/core/demo.rs", "    x * 2 + (s.len() as i32) * 0\n",
