@@ -22,7 +22,6 @@ use crate::atomic::{self, AtomicWord};
 use crate::logic::atomic_seqcount::{AtomicSeqcount, Preempt};
 use crate::logic::folio_rmap::{
     reuse_window, FolioRmap, FolioWords, Layout, MmIds, ReuseCounts, Sharing, READ_TRIES,
-    TRACK_MIN_ORDER,
 };
 use crate::logic::rmap_id::subid::{self, MAX_VALUES, NR_ORDERS, NR_SUBIDS};
 use crate::logic::sync::{AtomicI32, AtomicU64};
@@ -32,6 +31,10 @@ const LAYOUT: Layout = Layout {
     page_size: bindings::folio_rmap_layout_FOLIO_RMAP_PAGE_SIZE as usize,
     seq_offset: bindings::folio_rmap_layout_FOLIO_RMAP_SEQ_OFFSET as usize,
     pair_offset: bindings::folio_rmap_layout_FOLIO_RMAP_PAIR_OFFSET as usize,
+    // Value 0 in page[2].index (mm_types.h: enum folio_rmap_layout's
+    // comment and its static_asserts pin _rmap_val0 there).
+    first_value_word: 4,
+    track_min_order: bindings::RMAP_ID_TRACK_MIN_ORDER,
 };
 const MAPCOUNT_OFFSET: usize = bindings::folio_rmap_layout_FOLIO_RMAP_MAPCOUNT_OFFSET as usize;
 const ENTIRE_OFFSET: usize = bindings::folio_rmap_layout_FOLIO_RMAP_ENTIRE_OFFSET as usize;
@@ -46,7 +49,6 @@ const _: () = {
     assert!(MAPCOUNT_OFFSET + 4 <= 2 * LAYOUT.page_size);
     assert!(ENTIRE_OFFSET + 4 <= 2 * LAYOUT.page_size);
     assert!(REFCOUNT_OFFSET + 4 <= LAYOUT.page_size);
-    assert!(bindings::RMAP_ID_TRACK_MIN_ORDER == TRACK_MIN_ORDER);
     assert!(bindings::FOLIO_RMAP_UNMAPPED == Sharing::Unmapped as u32);
     assert!(bindings::FOLIO_RMAP_EXCLUSIVE == Sharing::Exclusive as u32);
     assert!(bindings::FOLIO_RMAP_SHARED == Sharing::Shared as u32);
@@ -76,7 +78,7 @@ unsafe fn word<'a, A: AtomicWord>(folio: *mut bindings::folio, off: usize) -> &'
 /// # Invariants
 ///
 /// `folio` points to a live, non-hugetlb large folio of an order
-/// [`crate::logic::folio_rmap::is_tracked_order`] accepts, which stays
+/// [`LAYOUT`] tracks ([`Layout::tracks`]), which stays
 /// allocated for `'a`; [`FolioRmap`] (the only user) asks for value `k`
 /// only below the value count of that order's class.
 struct KernelFolio<'a> {
@@ -86,8 +88,9 @@ struct KernelFolio<'a> {
 
 impl FolioWords for KernelFolio<'_> {
     fn seqcount(&self) -> &AtomicSeqcount {
-        // SAFETY: The seqcount lies in page[1], which every large folio
-        // has; the folio is live (type invariant).
+        // SAFETY: `LAYOUT.check()` proved at compile time that the
+        // seqcount lies inside the smallest tracked folio; the folio is
+        // live and of a tracked order (type invariant).
         unsafe { word(self.folio.as_ptr(), LAYOUT.seq_offset) }
     }
 
@@ -115,8 +118,12 @@ unsafe fn rmap<'a>(
     folio: *mut bindings::folio,
     order: c_uint,
 ) -> Option<FolioRmap<KernelFolio<'a>>> {
-    // INVARIANT: `FolioRmap::new` rejects untracked orders, and the caller
-    // guarantees the folio is live for `'a`.
+    // INVARIANT: orders the layout does not track are rejected here (and
+    // `FolioRmap::new` rejects orders outside the class table), and the
+    // caller guarantees the folio is live for `'a`.
+    if !LAYOUT.tracks(order) {
+        return None;
+    }
     let words = KernelFolio {
         // SAFETY: A live folio is not at address 0 (this function's safety
         // requirements). Not `NonNull::new`: the kernel builds with

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The rmap state of one large folio: its mapcount and rmap values, updated
-//! under its atomic seqcount, and the two readers built on them.
+//! under its atomic seqcount, and the readers built on them.
 //!
 //! Writers ([`FolioRmap::add`], [`FolioRmap::set_new`]) change the mapcount
 //! and every rmap value in one write section: one sub-ID update per batch of
 //! pages, whatever the batch size. Readers ([`FolioRmap::sharing`],
-//! [`FolioRmap::may_reuse`]) take a consistent snapshot or give up, and give
-//! up towards "shared": a reader never answers "exclusive" from a snapshot a
-//! writer was changing.
+//! [`FolioRmap::sole_mapper`], [`FolioRmap::may_reuse`]) take a consistent
+//! snapshot or give up, and give up towards "shared": a reader never answers
+//! "exclusive" from a snapshot a writer was changing.
 //!
 //! Where the fields live is the kernel's business (`rust/mm/folio_rmap.rs`
 //! maps a `struct folio` onto a [`FolioRmap`]); this module only fixes which
@@ -26,15 +26,18 @@ const _: () = assert!(
     "FolioRmap::add dispatches on 0..=6 live values"
 );
 
-/// Smallest tracked folio order. An order-1 folio has no page 2 for the
-/// first rmap value; such folios (page cache only) answer "maybe shared".
-pub const TRACK_MIN_ORDER: u32 = 2;
+/// Smallest folio order the sub-ID classes serve. Which orders a kernel
+/// tracks also depends on where its folios have room for the words:
+/// [`Layout::track_min_order`] (6.12: 2, as an order-1 folio has no page 2
+/// for the first value; 7.3: 1, in the words of its mm IDs).
+pub const TRACK_MIN_ORDER: u32 = subid::MIN_ORDER;
 
 /// How often a reader retries a snapshot spoiled by a writer before it gives
 /// up and answers "shared".
 pub const READ_TRIES: u32 = 8;
 
-/// Whether folios of `order` keep rmap values.
+/// Whether folios of `order` can keep rmap values (the class table's
+/// orders); [`Layout::tracks`] says whether a kernel's do.
 pub const fn is_tracked_order(order: u32) -> bool {
     order >= TRACK_MIN_ORDER && order <= MAX_ORDER
 }
@@ -42,11 +45,14 @@ pub const fn is_tracked_order(order: u32) -> bool {
 /// Where a tracked folio keeps its seqcount and rmap values, in bytes from
 /// the start of the folio (its head `struct page`).
 ///
-/// Value `k` is word `k % 2` of the pair at `pair_offset` in page
-/// `FIRST_VALUE_PAGE + k / 2`. In the kernel the pair is a tail page's
-/// `index` and `private`, which no 6.12 user of a non-hugetlb folio's tail
-/// pages 2, 3, 4 touches while it is a folio (`_deferred_list` sits before
-/// them in page 2, the hugetlb fields in page 3 are hugetlb-only).
+/// The folio's words are counted in pairs, one pair per struct page at
+/// `pair_offset`: word `w` is word `w % 2` of the pair in page `w / 2`.
+/// Value `k` is word `first_value_word + k`. In the kernel the pair is a
+/// page's `index` and `private`: on 6.12 values start at page 2's `index`
+/// (word 4), which no user of a non-hugetlb folio's tail pages 2, 3, 4
+/// touches while it is a folio (`_deferred_list` sits before them in page
+/// 2, the hugetlb fields in page 3 are hugetlb-only); on 7.3 at page 1's
+/// `private` (word 3), the words of the mm IDs our tracking replaces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Layout {
     /// `sizeof(struct page)`.
@@ -55,10 +61,12 @@ pub struct Layout {
     pub seq_offset: usize,
     /// Offset of the value pair inside a page.
     pub pair_offset: usize,
+    /// The word of value 0.
+    pub first_value_word: usize,
+    /// Smallest folio order whose folios keep the words (at least
+    /// [`TRACK_MIN_ORDER`]).
+    pub track_min_order: u32,
 }
-
-/// Page index of the page holding values 0 and 1.
-pub const FIRST_VALUE_PAGE: usize = 2;
 
 impl Layout {
     /// Offset of rmap value `k` in the folio.
@@ -66,21 +74,29 @@ impl Layout {
         // Wrapping arithmetic: `check()` bounds every offset a class uses
         // (k < MAX_VALUES), so nothing wraps, and the hot path carries no
         // overflow-check branch.
+        let w = self.first_value_word.wrapping_add(k);
         self.page_size
-            .wrapping_mul(FIRST_VALUE_PAGE + k / 2)
+            .wrapping_mul(w / 2)
             .wrapping_add(self.pair_offset)
-            .wrapping_add(8 * (k % 2))
+            .wrapping_add(8 * (w % 2))
     }
 
     /// Page index holding the last value of a folio with `values` values.
-    pub const fn last_value_page(values: usize) -> usize {
-        FIRST_VALUE_PAGE + (values - 1) / 2
+    pub const fn last_value_page(&self, values: usize) -> usize {
+        (self.first_value_word + values - 1) / 2
+    }
+
+    /// Whether folios of `order` keep rmap values in this layout.
+    pub const fn tracks(&self, order: u32) -> bool {
+        order >= self.track_min_order && is_tracked_order(order)
     }
 
     /// Whether the layout fits: 8-byte aligned words, a pair inside one
-    /// page, and every class's last value in a page that the smallest
-    /// tracked folio of the class has. Evaluated at compile time by the
-    /// kernel build (and by a host test).
+    /// page, no value before page 1 (page 0 is the head's own), the
+    /// seqcount in the smallest tracked folio and on no value's word, and
+    /// every class's last value in a page that the smallest tracked folio
+    /// of the class has. Evaluated at compile time by the kernel build (and
+    /// by a host test).
     pub const fn check(&self) -> bool {
         // Bit tests, not `is_multiple_of`: that is const only since Rust
         // 1.87, above the kernel's minimum (1.78).
@@ -88,19 +104,30 @@ impl Layout {
             || self.seq_offset & 7 != 0
             || self.pair_offset & 7 != 0
             || self.pair_offset + 16 > self.page_size
-            || self.seq_offset + 8 > self.page_size * FIRST_VALUE_PAGE
+            || self.track_min_order < TRACK_MIN_ORDER
+            || self.track_min_order > subid::MAX_ORDER
+            || self.first_value_word < 2
+            || self.first_value_word > 2 * self.page_size
+            || self.seq_offset + 8 > self.page_size << self.track_min_order
         {
             return false;
+        }
+        let mut k = 0;
+        while k < MAX_VALUES {
+            if self.value_offset(k) == self.seq_offset {
+                return false;
+            }
+            k += 1;
         }
         let mut i = 0;
         while i < subid::NR_CLASSES {
             let c: &Class = &subid::CLASSES[i];
-            let min = if c.min_order > TRACK_MIN_ORDER {
+            let min = if c.min_order > self.track_min_order {
                 c.min_order
             } else {
-                TRACK_MIN_ORDER
+                self.track_min_order
             };
-            if min <= c.max_order && Self::last_value_page(c.values) >= (1usize << min) {
+            if min <= c.max_order && self.last_value_page(c.values) >= (1usize << min) {
                 return false;
             }
             i += 1;
@@ -109,15 +136,18 @@ impl Layout {
     }
 }
 
-/// The answer of [`FolioRmap::sharing`].
+/// The answer of [`FolioRmap::sharing`] and [`FolioRmap::sole_mapper`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Sharing {
     /// No page of the folio is mapped.
     Unmapped,
-    /// Every mapping belongs to the asking mm.
+    /// Every mapping belongs to the asking mm ([`FolioRmap::sharing`]), or
+    /// to one mm with a real ID, whichever ([`FolioRmap::sole_mapper`]).
     Exclusive,
     /// Another mm maps (part of) the folio, or it is mapped more often than
-    /// it has pages, or the asking mm has the dummy ID.
+    /// it has pages, or the asking mm has the dummy ID
+    /// ([`FolioRmap::sharing`]); or more than one mm, or only mms with the
+    /// dummy ID, map it ([`FolioRmap::sole_mapper`]).
     Shared,
     /// Writers kept changing the folio; callers treat this as shared.
     GaveUp,
@@ -193,16 +223,20 @@ pub trait FolioWords {
 /// // The parent maps every page: the folio is its alone.
 /// folio.add::<NoPreempt>(&parent, 512);
 /// assert_eq!(folio.sharing(&parent), Sharing::Exclusive);
+/// // And, asking for no mm in particular, one mm maps it.
+/// assert_eq!(folio.sole_mapper(), Sharing::Exclusive);
 ///
 /// // After fork the child maps them too, and both see it shared.
 /// folio.add::<NoPreempt>(&child, 512);
 /// assert_eq!(folio.sharing(&parent), Sharing::Shared);
 /// assert_eq!(folio.sharing(&child), Sharing::Shared);
+/// assert_eq!(folio.sole_mapper(), Sharing::Shared);
 ///
 /// // Once the child has unmapped them, the parent's again.
 /// folio.add::<NoPreempt>(&child, -512);
 /// assert_eq!(folio.sharing(&parent), Sharing::Exclusive);
 /// assert_eq!(folio.sharing(&child), Sharing::Shared);
+/// assert_eq!(folio.sole_mapper(), Sharing::Exclusive);
 /// ```
 pub struct FolioRmap<W: FolioWords> {
     words: W,
@@ -325,8 +359,11 @@ impl<W: FolioWords> FolioRmap<W> {
     /// to a body whose value loop has a constant length (so it is
     /// straight-line code with constant offsets) and branches once on how
     /// the section was entered.
+    ///
+    /// Returns the folio's mapcount after the update (what C's
+    /// `folio_add_return_large_mapcount()` returns).
     #[inline]
-    pub fn add<P: Preempt>(&self, mm: &MmIds<'_>, delta: i32) {
+    pub fn add<P: Preempt>(&self, mm: &MmIds<'_>, delta: i32) -> i32 {
         // INVARIANT: at most `nr_values`, so `add_n` asks only for values
         // the class has, whatever the mm's cache says.
         // In bytes, as the cache and the class table hold them (compared as
@@ -355,7 +392,7 @@ impl<W: FolioWords> FolioRmap<W> {
 
     /// [`Self::add`] for the first `N` values (`N <= self.nr_values`).
     #[inline(always)]
-    fn add_n<P: Preempt, const N: usize>(&self, mm: &MmIds<'_>, delta: i32) {
+    fn add_n<P: Preempt, const N: usize>(&self, mm: &MmIds<'_>, delta: i32) -> i32 {
         let end = self.subid_off.wrapping_add(N);
         let subids: Option<&[u64; N]> = mm
             .subids
@@ -365,15 +402,14 @@ impl<W: FolioWords> FolioRmap<W> {
         let d = i64::from(delta) as u64;
         let guard = self.words.seqcount().write::<P>();
         let mapcount = self.words.mapcount();
-        match guard.mode() {
+        // C keeps the mapcount minus one.
+        let new = match guard.mode() {
             Mode::Exclusive => {
                 // The only writer: plain loads and stores (one add to
                 // memory each, with the load last so the compiler folds
                 // it into the add).
-                mapcount.store(
-                    delta.wrapping_add(mapcount.load(Ordering::Relaxed)),
-                    Ordering::Relaxed,
-                );
+                let new = delta.wrapping_add(mapcount.load(Ordering::Relaxed));
+                mapcount.store(new, Ordering::Relaxed);
                 if let Some(subids) = subids {
                     for (k, s) in subids.iter().enumerate() {
                         let cell = self.words.value(k);
@@ -383,9 +419,12 @@ impl<W: FolioWords> FolioRmap<W> {
                         );
                     }
                 }
+                new
             }
             Mode::Shared => {
-                mapcount.fetch_add(delta, Ordering::Relaxed);
+                let new = mapcount
+                    .fetch_add(delta, Ordering::Relaxed)
+                    .wrapping_add(delta);
                 if let Some(subids) = subids {
                     for (k, s) in subids.iter().enumerate() {
                         self.words
@@ -393,8 +432,10 @@ impl<W: FolioWords> FolioRmap<W> {
                             .fetch_add(s.wrapping_mul(d), Ordering::Relaxed);
                     }
                 }
+                new
             }
-        }
+        };
+        new.wrapping_add(1)
     }
 
     /// Set the state of a new folio mapped `mapcount` times by `mm` only
@@ -469,6 +510,55 @@ impl<W: FolioWords> FolioRmap<W> {
         for _ in 0..READ_TRIES {
             if let Some(snap) = self.snapshot() {
                 return self.decide(&snap, mm);
+            }
+            core::hint::spin_loop();
+        }
+        Sharing::GaveUp
+    }
+
+    /// Decide from a snapshot, for no mm in particular: is every mapping by
+    /// one mm?
+    fn decide_sole(&self, snap: &Snapshot) -> Sharing {
+        if snap.mapcount <= 0 {
+            return Sharing::Unmapped;
+        }
+        // As in `decide`: more mappings than pages is shared, and the digit
+        // argument needs mapcount <= P (nr_pages <= P).
+        if snap.mapcount > self.nr_pages() {
+            return Sharing::Shared;
+        }
+        // Cannot fail for a tracked order (`new` checked it); if it did,
+        // "shared" is the safe answer.
+        let Ok(class) = subid::class_for_order(self.order) else {
+            return Sharing::Shared;
+        };
+        let values = snap.values.get(..self.nr_values).unwrap_or(&[]);
+        // 1 <= mapcount <= nr_pages here: the cast is lossless.
+        if subid::values_single_owner(class, snap.mapcount as u64, values) {
+            Sharing::Exclusive
+        } else {
+            Sharing::Shared
+        }
+    }
+
+    /// Is the folio mapped by one mm only, whichever it is? The question of
+    /// Linux 7.3's `folio_maybe_mapped_shared(folio)`, which names no mm:
+    /// [`Sharing::Exclusive`] iff every mapping belongs to one mm with a
+    /// real rmap ID ([`subid::values_single_owner`] has the proof);
+    /// mappings by mms with the dummy ID only are [`Sharing::Shared`], as
+    /// several of those cannot be told from one.
+    ///
+    /// Same discipline as [`Self::sharing`]: a mapcount above the folio's
+    /// pages is shared without touching the seqcount, otherwise up to
+    /// [`READ_TRIES`] snapshots, then [`Sharing::GaveUp`].
+    pub fn sole_mapper(&self) -> Sharing {
+        // Obviously shared, without touching the seqcount.
+        if i64::from(self.words.mapcount().load(Ordering::Relaxed)) + 1 > self.nr_pages() {
+            return Sharing::Shared;
+        }
+        for _ in 0..READ_TRIES {
+            if let Some(snap) = self.snapshot() {
+                return self.decide_sole(&snap);
             }
             core::hint::spin_loop();
         }

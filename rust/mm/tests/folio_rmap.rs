@@ -140,10 +140,24 @@ impl World {
     }
 }
 
+/// Linux 6.12's x86_64 layout: the seqcount in page[1].private, values from
+/// page[2].index, order-1 folios untracked.
 const X86_64: Layout = Layout {
     page_size: 64,
     seq_offset: 64 + 40,
     pair_offset: 32,
+    first_value_word: 4,
+    track_min_order: 2,
+};
+
+/// Linux 7.3's: the seqcount in page[1].index and value 0 in
+/// page[1].private (mm IDs' words), every large order tracked.
+const X86_64_7_3: Layout = Layout {
+    page_size: 64,
+    seq_offset: 64 + 32,
+    pair_offset: 32,
+    first_value_word: 3,
+    track_min_order: 1,
 };
 
 #[test]
@@ -168,21 +182,59 @@ fn x86_64_layout_fits_every_class_and_bad_layouts_are_rejected() {
     // Every class's last value lies inside its smallest tracked folio.
     for order in 2..=subid::MAX_ORDER {
         let values = subid::class_for_order(order).unwrap().values;
-        assert!(
-            Layout::last_value_page(values) < 1 << order,
-            "order {order}"
-        );
+        assert!(X86_64.last_value_page(values) < 1 << order, "order {order}");
     }
+    // 6.12's values cannot serve order 1: page 2 is past its end.
+    assert!(!Layout {
+        track_min_order: 1,
+        ..X86_64
+    }
+    .check());
 }
 
 #[test]
-fn only_orders_2_to_15_are_tracked() {
+fn linux_7_3_layout_tracks_order_1_in_page_1() {
+    const _: () = assert!(X86_64_7_3.check());
+    assert_eq!(X86_64_7_3.value_offset(0), 64 + 40);
+    assert_eq!(X86_64_7_3.value_offset(1), 2 * 64 + 32);
+    assert_eq!(X86_64_7_3.value_offset(2), 2 * 64 + 40);
+    assert_eq!(X86_64_7_3.value_offset(4), 3 * 64 + 40);
+    assert_eq!(X86_64_7_3.value_offset(5), 4 * 64 + 32);
+    assert!(X86_64_7_3.tracks(1) && !X86_64.tracks(1));
+    assert!(X86_64_7_3.tracks(15) && !X86_64_7_3.tracks(16));
+    for order in 1..=subid::MAX_ORDER {
+        let values = subid::class_for_order(order).unwrap().values;
+        assert!(
+            X86_64_7_3.last_value_page(values) < 1 << order,
+            "order {order}"
+        );
+    }
+    // The seqcount on a value's word, or past an order-1 folio.
+    assert!(!Layout {
+        seq_offset: 64 + 40,
+        ..X86_64_7_3
+    }
+    .check());
+    assert!(!Layout {
+        seq_offset: 2 * 64,
+        ..X86_64_7_3
+    }
+    .check());
+    // Values starting in the head page.
+    assert!(!Layout {
+        first_value_word: 1,
+        ..X86_64_7_3
+    }
+    .check());
+}
+
+#[test]
+fn only_orders_1_to_15_can_be_tracked() {
     assert!(!is_tracked_order(0));
-    assert!(!is_tracked_order(1));
-    assert!((2..=15).all(is_tracked_order));
+    assert!((1..=15).all(is_tracked_order));
     assert!(!is_tracked_order(16));
     let f = FakeFolio::new(2);
-    assert!(FolioRmap::new(1, &f).is_none());
+    assert!(FolioRmap::new(0, &f).is_none());
     assert!(FolioRmap::new(16, &f).is_none());
 }
 

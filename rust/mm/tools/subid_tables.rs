@@ -11,7 +11,17 @@
 //! compiled into vmlinux; sub-IDs are read through the runtime lookup
 //! `subid::subid`.
 
-use rust_mm_core::folio_rmap::{Layout, TRACK_MIN_ORDER};
+use rust_mm_core::folio_rmap::Layout;
+
+/// Linux 6.12's placement of the words (rust/mm/folio_rmap.rs: the page
+/// pair's offsets matter not here, only which page holds a value).
+const LINUX_6_12: Layout = Layout {
+    page_size: 64,
+    seq_offset: 64 + 40,
+    pair_offset: 32,
+    first_value_word: 4,
+    track_min_order: 2,
+};
 use rust_mm_core::rmap_id::subid::{self, Class, CLASSES, ID_BITS, MAX_ORDER, NARROW_BITS};
 use std::fmt::Write as _;
 
@@ -171,10 +181,10 @@ fn targets() -> String {
             t.max_page_order
         )
         .unwrap();
-        for order in TRACK_MIN_ORDER..=t.max_page_order {
+        for order in LINUX_6_12.track_min_order..=t.max_page_order {
             let class =
                 subid::class_for_order(order).expect("the const check above covers every order");
-            let last = Layout::last_value_page(class.values);
+            let last = LINUX_6_12.last_value_page(class.values);
             let what = if order == t.pmd_order {
                 " (PMD)"
             } else if Some(order) == t.cont_order {

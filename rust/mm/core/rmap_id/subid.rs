@@ -21,6 +21,8 @@
 //! `const fn`s and that bound is asserted at compile time: a table that
 //! could overflow does not build.
 
+use core::num::NonZeroU64;
+
 /// Number of bits of an rmap ID.
 pub const ID_BITS: u32 = 24;
 
@@ -618,4 +620,106 @@ pub fn values_match(mapcount: u64, values: &[u64], subids: &[u64]) -> bool {
             .iter()
             .zip(subids)
             .all(|(&v, &s)| v == s.wrapping_mul(mapcount))
+}
+
+/// The mm-free reader's test: do `values` say that all `mapcount` mappings
+/// of a folio of `class` belong to one mm with a real ID (whichever)?
+///
+/// This is the question of Linux 7.3's `folio_maybe_mapped_shared(folio)`,
+/// which names no mm. With `n = mapcount` and `P = class.p`, it answers
+/// `true` iff
+///
+/// - `1 <= n <= P`,
+/// - `values` has the class's value count, and value `j` is a string of at
+///   most `w_j` digits in base `P + 1` (`w_j` = bits of chunk `j`), i.e.
+///   `value < (P + 1)^w_j`,
+/// - every one of those digits is `0` or `n`, and
+/// - at least one digit is `n`.
+///
+/// # Proof
+///
+/// Let the `n` mappings (a `k`-page mapping counting `k` times, as in
+/// [`values_match`]) belong to mms with IDs `m_1 .. m_n`, and the values be
+/// their sums `v_j = sum_k subid_j(m_k)` (a consistent snapshot). As in the
+/// module's argument, with `n <= P` digit `i` of `v_j` is
+/// `C_ij = #{k : bit i of chunk j of m_k is set}`, in `0 ..= n`, with no
+/// carries, and the base-`(P + 1)` representation of `v_j` is unique.
+///
+/// (a) *One mm with a real ID owns all `n` mappings:* then every `C_ij` is
+/// `n` (the bit is set in the ID) or `0` (it is not), and since a real ID is
+/// not 0, some bit is set: some digit is `n`. So the answer is `true`.
+///
+/// (b) *Conversely,* let every digit be `0` or `n` and one be `n`. A digit
+/// `C_ij = n` says all `n` mappings have bit `i` of chunk `j` set, a digit
+/// `C_ij = 0` that none has: every bit of every chunk, hence every bit of
+/// the ID (the chunks partition the [`ID_BITS`] bits), is the same in all
+/// `n` mappings. So all mappings carry one ID `m`, and `m != 0` because some
+/// digit is `n`. A real ID belongs to one mm at a time among the mms that
+/// still have mappings: an mm gets its ID in `mm_init()` and keeps it for
+/// life, and frees it only in `__mmdrop()`, after `exit_mmap()` has unmapped
+/// everything, so a freed (and reallocated) ID no longer has mappings
+/// counted in any folio. Hence exactly one mm maps the folio.
+///
+/// (c) *All digits 0:* every mapping has every ID bit clear, i.e. was made
+/// by an mm with the [`DUMMY_ID`], whose sub-IDs are all 0. Several dummy
+/// mms cannot be told from one, so the answer is `false` ("maybe shared",
+/// the conservative side).
+///
+/// (d) *Anything else is `false`:* `n = 0` (nothing mapped: no owner);
+/// `n > P` (the digits may carry, and more mappings than the largest folio
+/// has pages is shared anyway; no digit, being at most `P`, could equal
+/// `n` either, so the early return only saves the divisions); a digit that is neither `0` nor `n` (some
+/// mappings have a bit the others lack, or a corrupted or racing value: a
+/// digit above `P` is never `n`); a value with anything above its top digit
+/// (`value >= (P + 1)^w_j`: no `n <= P` mappings produce it); a slice of
+/// the wrong length.
+///
+/// An mm with a small ID adds nothing to the values above its live count
+/// ([`SubIds::live`]); those values, 0 in its digits, are exactly what (a)
+/// expects of an ID whose high chunks are 0.
+///
+/// # Cost
+///
+/// No allocation, no panic, for any input (the values may be read while
+/// another CPU writes them). The digits of all values together are the
+/// [`ID_BITS`] ID bits, so at most 24 division/remainder pairs by `P + 1`
+/// (not a power of two: `P` is), fewer when high digits are 0; a value of
+/// 0 costs none.
+pub fn values_single_owner(class: &Class, mapcount: u64, values: &[u64]) -> bool {
+    let n = mapcount;
+    if n == 0 || n > class.p {
+        return false;
+    }
+    let (Some(base), Some(chunks)) = (
+        class.p.checked_add(1).and_then(NonZeroU64::new),
+        class.chunks.get(..class.values),
+    ) else {
+        return false;
+    };
+    if values.len() != chunks.len() {
+        return false;
+    }
+    let mut saw_n = false;
+    for (&value, chunk) in values.iter().zip(chunks) {
+        let mut rest = value;
+        let mut digits = 0u32;
+        // Terminates: `1 <= n <= P` makes the base at least 2, so `rest`
+        // at least halves per digit; and it stops at the chunk's width.
+        while rest != 0 {
+            if digits == chunk.bits {
+                // Something above the top digit: not a sum of n <= P
+                // sub-IDs of this chunk.
+                return false;
+            }
+            let digit = rest % base;
+            rest /= base;
+            if digit == n {
+                saw_n = true;
+            } else if digit != 0 {
+                return false;
+            }
+            digits += 1;
+        }
+    }
+    saw_n
 }
