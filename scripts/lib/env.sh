@@ -22,11 +22,14 @@ RUST_MM_TOP="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 #   LINUX_DEB_SHA256   the pinned .deb's sha256 (downloaded bases)
 #   LINUX_DEB_SUITE    the suite that serves it (downloaded bases)
 #   PATCHES_DIR        the series' topics (kernel-patches/topics there)
+# The pins, one per base (scripts/bench/provenance.py reads them here).
+RUST_MM_PIN_DEB_6_12="6.12.117-1~deb12u1"
+RUST_MM_PIN_DEB_7_3="7.3.4-1~bpo13+1"
 RUST_MM_BASE="${RUST_MM_BASE:-6.12}"
 case "$RUST_MM_BASE" in
 6.12)
 	LINUX_PKG=linux-source-6.12
-	RUST_MM_PIN_DEB="6.12.117-1~deb12u1"
+	RUST_MM_PIN_DEB="$RUST_MM_PIN_DEB_6_12"
 	LINUX_DEB_SUITE=""
 	LINUX_DEB_PIN_SHA256=""
 	PATCHES_DIR="$RUST_MM_TOP/kernel-patches"
@@ -34,7 +37,7 @@ case "$RUST_MM_BASE" in
 	;;
 7.3)
 	LINUX_PKG=linux-source-7.3
-	RUST_MM_PIN_DEB="7.3.4-1~bpo13+1"
+	RUST_MM_PIN_DEB="$RUST_MM_PIN_DEB_7_3"
 	LINUX_DEB_SUITE=trixie-backports
 	LINUX_DEB_PIN_SHA256=703e369ddd4cce971452f5a593ee55df3a5c10c83caf0fa0df039633ed181ee3
 	PATCHES_DIR="$RUST_MM_TOP/kernel-patches-7.3"

@@ -41,8 +41,10 @@ missing_pkgs() {
 	for p in "${PKGS[@]}" "${ARM64_PKGS[@]}"; do
 		[ -n "$(pkg_version "$p")" ] || echo "$p"
 	done
-	[ "$(pkg_version linux-source-6.12)" = "$LINUX_DEB_VERSION" ] ||
-		echo "linux-source-6.12=$LINUX_DEB_VERSION"
+	# The kernel source of an installed base (6.12); a downloaded one
+	# (RUST_MM_BASE=7.3) is fetched by prepare-tree.sh, never installed.
+	[ -n "$LINUX_DEB_SUITE" ] || [ "$(pkg_version "$LINUX_PKG")" = "$LINUX_DEB_VERSION" ] ||
+		echo "$LINUX_PKG=$LINUX_DEB_VERSION"
 }
 
 bindgen_ok() {
@@ -99,11 +101,11 @@ install_pkgs() {
 		apt_updated=0
 	fi
 	apt_update_once
-	if [[ " ${missing[*]} " == *" linux-source-6.12="* ]]; then
-		if ! apt-cache madison linux-source-6.12 | awk '{print $3}' | grep -qx "$LINUX_DEB_VERSION"; then
-			echo "rust-mm: linux-source-6.12 versions the archive offers now:" >&2
-			apt-cache madison linux-source-6.12 | awk '{print "  " $3}' >&2
-			die "pinned linux-source-6.12 $LINUX_DEB_VERSION is no longer in the archive. Nothing was built. Pick one explicitly with LINUX_DEB_VERSION=<version> (the series may then need a rebase)."
+	if [[ " ${missing[*]} " == *" $LINUX_PKG="* ]]; then
+		if ! apt-cache madison "$LINUX_PKG" | awk '{print $3}' | grep -qx "$LINUX_DEB_VERSION"; then
+			echo "rust-mm: $LINUX_PKG versions the archive offers now:" >&2
+			apt-cache madison "$LINUX_PKG" | awk '{print "  " $3}' >&2
+			die "pinned $LINUX_PKG $LINUX_DEB_VERSION is no longer in the archive. Nothing was built. Pick one explicitly with LINUX_DEB_VERSION=<version> (the series may then need a rebase)."
 		fi
 	fi
 	say "installing: ${missing[*]}"
@@ -148,9 +150,9 @@ check_all() {
 
 doctor() {
 	local t
-	echo "rust-mm doctor (pinned linux-source-6.12 $LINUX_DEB_VERSION)"
+	echo "rust-mm doctor (pinned $LINUX_PKG $LINUX_DEB_VERSION)"
 	printf '  %-22s %s\n' "machine" "$(. /etc/os-release 2>/dev/null; echo "${PRETTY_NAME:-?}") $(uname -m)"
-	printf '  %-22s %s\n' "linux-source-6.12" "$(pkg_version linux-source-6.12 || true)"
+	printf '  %-22s %s\n' "$LINUX_PKG" "$(pkg_version "$LINUX_PKG" || echo "(downloaded: $BUILD_DIR/dl)")"
 	for t in "rustc:/usr/bin/rustc --version" "rustdoc:/usr/bin/rustdoc --version" \
 		 "cargo:/usr/bin/cargo --version" "rustfmt:/usr/bin/rustfmt --version" \
 		 "clippy:/usr/bin/clippy-driver --version" "bindgen:$BINDGEN --version" \
