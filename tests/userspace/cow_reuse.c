@@ -8,9 +8,20 @@
  * RUSTMM_COW_REUSE=1 in the environment (the guest's kernel command line)
  * says the kernel has CONFIG_MM_RMAP_ID: a folio every mapping of which is
  * ours must then be reused. RUSTMM_COW_REUSE=0 says it is the base
- * behaviour: 6.12 never reuses a large folio, so every written page must
- * have moved. Folios another process still maps, or that a GUP reference
- * holds, must be copied on every kernel -- reusing them is a data leak.
+ * behaviour, which depends on the running kernel (uname(2)'s release):
+ *  - Linux < 6.15 (6.12) never reuses a large folio: every written page
+ *    must have moved.
+ *  - Linux >= 6.15 has upstream's "MM owner tracking" (CONFIG_MM_ID,
+ *    selected by THP): two mm_id slots per large folio and a sticky "maybe
+ *    shared" bit. It reuses a PTE-mapped THP (one PTE per fault) where the
+ *    slots can prove the folio is ours: after fork, once the child exited or
+ *    unmapped it. It cannot after a double fork: the grandchild holds no
+ *    slot and the bit stays set when the parent and the child exit, so it
+ *    copies every page the grandchild writes -- where CONFIG_MM_RMAP_ID,
+ *    which counts every mapper, reuses. (Which scenario reuses where, and
+ *    why: expect_reuse_after_child below.)
+ * Folios another process still maps, or that a GUP reference holds, must
+ * be copied on every kernel -- reusing them is a data leak.
  *
  * Once a write fault has proven a folio exclusive, the reuse kernel also
  * makes the folio's other read-only PTEs in that page table and vma
@@ -32,8 +43,10 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 
 #ifndef UFFD_FEATURE_WP_ASYNC
 #define UFFD_FEATURE_WP_ASYNC	(1 << 15)	/* 6.7; newer than the libc headers */
@@ -45,7 +58,60 @@
 
 #define NR_PAGES	(SIZE / PAGE)
 
+/* RUSTMM_COW_REUSE=1: CONFIG_MM_RMAP_ID, reuse and one write fault per folio. */
 static int expect_reuse;
+
+/* The running kernel is Linux >= 6.15: upstream's mm_id (CONFIG_MM_ID). */
+static int mm_id_kernel;
+
+/*
+ * Whether the pages of a PTE-mapped THP must stay put when we write them
+ * after a fork whose child has stopped mapping them (exited, or unmapped
+ * the whole area), nobody else mapping them and no extra reference: the
+ * reuse kernel's (RUSTMM_COW_REUSE=1), or a base kernel >= 6.15's.
+ *
+ * Upstream 7.3 (the same since 6.15), read in mm/memory.c and
+ * include/linux/rmap.h: __wp_can_reuse_large_anon_folio() refuses when
+ * folio_large_mapcount() <= 1 (it rather frees the large folio), when
+ * FOLIO_MM_IDS_SHARED_BIT is set, and when mapcount != refcount (checked,
+ * then rechecked under the mapcount bit-lock); otherwise the faulting PTE
+ * alone is reused (wp_page_reuse(): a write fault per page). The slots:
+ *  - The first mapping sets slot 0 to our mm_id (folio_add_new_anon_rmap()
+ *    -> folio_set_large_mapcount(); for a PMD THP the PTE-remap of
+ *    thp_area() then adds its PTEs and drops the PMD in the same slot; an
+ *    mTHP is PTE-mapped from the start). The bit is clear.
+ *  - fork() adds the child's mappings (folio_try_dup_anon_rmap_ptes() ->
+ *    folio_add_large_mapcount(dst_vma)): slot 1 is the child's, and taking
+ *    a second slot sets the bit.
+ *  - The child's exit (exit_mmap()) or munmap() of its whole range removes
+ *    its mappings: slot 1 drops to -1 and is freed, and
+ *    folio_sub_return_large_mapcount() clears the bit because slot 0's
+ *    count now equals the folio's total.
+ * So after fork and the child's exit or full unmap, our first write to each
+ * page finds mapcount = nr_pages > 1, the bit clear and mapcount ==
+ * refcount: reused. Per scenario on upstream >= 6.15:
+ *  - child_exited_memset_reuses, child_exited_byte_writes_reuse,
+ *    child_exited_one_write_fault_per_folio, read_only_vma_part_is_not_upgraded,
+ *    threads_racing_on_one_folio_keep_every_write (the racing faults take
+ *    the same PTE lock, no folio reference before it):
+ *    reuse, one write fault per page.
+ *  - child_alive_but_unmapped_reuses: the child's munmap() of the whole
+ *    area frees its slot the same way: reuse.
+ *  - gup_reference_forces_copy: the first THP has the pipe's 16 page
+ *    references beyond its mappings (mapcount != refcount; each copy drops
+ *    one mapping and its reference): every page copied; the second THP
+ *    reused.
+ *  - child_keeps_one_page_forces_copy: the child's one page keeps slot 1
+ *    and the bit: every page copied (the bit clears only once our slot
+ *    would equal the total, i.e. when we map nothing).
+ *  - other_folio_and_swap_entry_are_not_upgraded: the big folio's 510
+ *    pages (3 and 5 are other folios) are reused. Should the deferred
+ *    split (it is partially mapped) split it first, its pages are small
+ *    folios with one reference each and are reused too.
+ *  - forced_write_*, uffd_wp_*, soft_dirty_*, ksm_*: no PFN expectation.
+ * The double-fork scenarios (grandchild_*) copy on every base kernel.
+ */
+static int expect_reuse_after_child;
 
 /* PFNs of every page of the area. */
 static void pfns(char *mem, uint64_t *out)
@@ -106,7 +172,7 @@ static int child_exited_memset_reuses(char *mem)
 	fill(mem, 0, SIZE, 1);
 	if (check(mem, 0, SIZE, 1) || rmap_verify(mem, SIZE) == FAIL)
 		return FAIL;
-	return pfns_say(mem, before, 0, NR_PAGES, expect_reuse);
+	return pfns_say(mem, before, 0, NR_PAGES, expect_reuse_after_child);
 }
 
 /* Same with one byte per page: each fault decides on its own. */
@@ -122,12 +188,13 @@ static int child_exited_byte_writes_reuse(char *mem)
 	for (unsigned long off = 0; off < SIZE; off += PAGE)
 		if ((unsigned char)mem[off + 7] != (pattern(off / PAGE, 0) ^ 0x3c))
 			return fail("lost the byte written at %#lx", off);
-	return pfns_say(mem, before, 0, NR_PAGES, expect_reuse);
+	return pfns_say(mem, before, 0, NR_PAGES, expect_reuse_after_child);
 }
 
 /*
  * The child is alive but has unmapped the whole area: only we map the
- * folios, so precise tracking reuses them (6.12's estimate cannot).
+ * folios, so precise tracking reuses them (6.12's estimate cannot; the
+ * child's munmap() frees its mm_id slot, so >= 6.15 reuses too).
  */
 static int child_alive_but_unmapped_reuses(char *mem)
 {
@@ -156,7 +223,7 @@ static int child_alive_but_unmapped_reuses(char *mem)
 	post(&done);
 	if (reap(pid, msg.fd[0]) == FAIL || check(mem, 0, SIZE, 1))
 		return FAIL;
-	return pfns_say(mem, before, 0, NR_PAGES, expect_reuse);
+	return pfns_say(mem, before, 0, NR_PAGES, expect_reuse_after_child);
 }
 
 /*
@@ -230,7 +297,7 @@ static int gup_reference_forces_copy(char *mem)
 	fill(mem, 0, SIZE, 1);
 	r = pfns_say(mem, before, 0, THP / PAGE, 0);
 	if (r == PASS)
-		r = pfns_say(mem, before, THP / PAGE, NR_PAGES, expect_reuse);
+		r = pfns_say(mem, before, THP / PAGE, NR_PAGES, expect_reuse_after_child);
 	while (got < (ssize_t)len && (n = read(p[0], buf + got, len - got)) > 0)
 		got += n;
 	close(p[0]);
@@ -347,7 +414,8 @@ static int faults_none(const char *step, long got)
 
 /*
  * On the reuse kernel @reuse_want (the folio's own faults, + stray ones,
- * fewer than @copy_want); on a copying kernel at least @copy_want.
+ * fewer than @copy_want); on a base kernel at least @copy_want (6.12 copies
+ * each page, >= 6.15 reuses one PTE per fault where it reuses).
  */
 static int faults_expect(const char *step, long got, long reuse_want, long copy_want)
 {
@@ -362,7 +430,8 @@ static int faults_expect(const char *step, long got, long reuse_want, long copy_
 /*
  * The child is gone: the first write to each folio proves it exclusive and
  * makes all its PTEs writable, so the whole area takes one write fault per
- * folio (6.12: one per page, each a copy). Same PFNs, data intact.
+ * folio (6.12: one per page, each a copy; >= 6.15: one per page, each a
+ * reuse). Same PFNs (not on 6.12), data intact.
  */
 static int child_exited_one_write_fault_per_folio(char *mem)
 {
@@ -378,7 +447,7 @@ static int child_exited_one_write_fault_per_folio(char *mem)
 		return FAIL;
 	if (faults_none("again", touch(mem, 0, NR_PAGES, NULL)) == FAIL)
 		return FAIL;
-	return pfns_say(mem, before, 0, NR_PAGES, expect_reuse);
+	return pfns_say(mem, before, 0, NR_PAGES, expect_reuse_after_child);
 }
 
 /*
@@ -412,7 +481,7 @@ static int read_only_vma_part_is_not_upgraded(char *mem)
 		return FAIL;
 	if (check_touched(mem, 0, n) == FAIL || check(mem, THP, SIZE, 0))
 		return FAIL;
-	return pfns_say(mem, before, 0, n, expect_reuse);
+	return pfns_say(mem, before, 0, n, expect_reuse_after_child);
 }
 
 /*
@@ -607,7 +676,8 @@ static int other_folio_and_swap_entry_are_not_upgraded(char *mem)
 	for (unsigned long i = 0; i < n; i++)
 		if (!skip[i] && check_touched(mem, i, i + 1) == FAIL)
 			return FAIL;
-	if (!expect_reuse)
+	/* 6.12 copies (not checked); the reuse kernel and >= 6.15 reuse. */
+	if (!expect_reuse_after_child)
 		return PASS;
 	for (unsigned long i = 0; i < n; i++)
 		if (!skip[i] && pfn_of(mem + i * PAGE) != before[i])
@@ -738,7 +808,7 @@ static void *racer_fn(void *arg)
  * Four threads write interleaved pages of both folios at once after fork:
  * their faults race on the same folios and page tables (each proof and
  * upgrade under the PTL). Every write must land exactly once, the pages
- * stay where they are (reuse) or all move (6.12).
+ * stay where they are (reuse; >= 6.15 too) or all move (6.12).
  */
 static int threads_racing_on_one_folio_keep_every_write(char *mem)
 {
@@ -771,7 +841,279 @@ static int threads_racing_on_one_folio_keep_every_write(char *mem)
 	pthread_barrier_destroy(&go);
 	if (check_touched(mem, 0, NR_PAGES) == FAIL)
 		return FAIL;
-	return pfns_say(mem, before, 0, NR_PAGES, expect_reuse);
+	return pfns_say(mem, before, 0, NR_PAGES, expect_reuse_after_child);
+}
+
+/* The mapcount /proc/kpagecount gives a page (0 if unreadable). */
+static uint64_t kpagecount_of(uint64_t pfn)
+{
+	uint64_t count = 0;
+	int fd = open("/proc/kpagecount", O_RDONLY);
+
+	if (fd >= 0 && pread(fd, &count, 8, pfn * 8) != 8)
+		count = 0;
+	if (fd >= 0)
+		close(fd);
+	return count;
+}
+
+/*
+ * What the grandchild G of a double fork sends the test process over a
+ * pipe: its checks' verdict, and per page the PFN at set-up (in P, before
+ * any fork) and after G's writes, and whether the page is still in a THP.
+ */
+static struct gc_report {
+	int bad;			/* a check in G failed: msg says which */
+	char msg[sizeof(why)];
+	long faults;			/* G's minor faults while it wrote */
+	uint64_t before[MAX_AREA_PAGES];
+	uint64_t after[MAX_AREA_PAGES];
+	unsigned char thp[MAX_AREA_PAGES];
+} gc_report;
+
+/*
+ * In G, once P and C are reaped: the area must still be the folios P set up
+ * (same PFNs, whole THPs, seed 0), mapped by G alone (a page mapcount of 1:
+ * P's and C's mappings are gone with their mms). Then G writes one byte of
+ * each page of the first folio; the second folio, never written, is the
+ * control: its pages must not move on any kernel. FAIL (with why) or PASS.
+ */
+static int grandchild_writes(char *mem)
+{
+	const unsigned long n = THP / PAGE;
+	static uint64_t now[MAX_AREA_PAGES];
+	uint64_t count = 0;
+	unsigned long i = 0;
+
+	pfns(mem, now);
+	for (i = 0; i < NR_PAGES; i++)
+		if (!now[i] || now[i] != gc_report.before[i])
+			return fail("page %lu moved before the grandchild wrote (pfn %#llx -> %#llx)",
+				    i, (unsigned long long)gc_report.before[i],
+				    (unsigned long long)now[i]);
+	for (unsigned long t = 0; t < SIZE; t += THP)
+		if (!is_thp_of_size(mem + t))
+			return fail("the folio at %#lx is no longer one THP before the writes", t);
+	/*
+	 * P's and C's exit_mmap() ran before they could be reaped, unless a
+	 * stray mm reference (mmget()) delayed it: give that a moment.
+	 */
+	for (int tries = 0; tries < 200; tries++) {
+		for (i = 0; i < NR_PAGES; i++)
+			if ((count = kpagecount_of(now[i])) != 1)
+				break;
+		if (i == NR_PAGES)
+			break;
+		usleep(10 * 1000);
+	}
+	if (i != NR_PAGES)
+		return fail("page %lu is mapped %llu times after P and C exited, want 1",
+			    i, (unsigned long long)count);
+	if (check(mem, 0, SIZE, 0) || rmap_verify(mem, SIZE) == FAIL)
+		return FAIL;
+	gc_report.faults = touch(mem, 0, n, NULL);
+	if (check_touched(mem, 0, n) == FAIL || check(mem, THP, SIZE, 0))
+		return FAIL;
+	pfns(mem, gc_report.after);
+	for (i = 0; i < NR_PAGES; i++)
+		gc_report.thp[i] = (unsigned char)is_thp(mem + i * PAGE);
+	return rmap_verify(mem, SIZE);
+}
+
+/*
+ * P, a child of the test process: it maps fresh PTE-mapped THPs (the test
+ * process's own area, inherited, is dropped: it is not under test), forks C,
+ * which forks G; C unmaps the second half of the first folio if @half_unmap;
+ * C exits and P reaps it, then P exits. G waits for @go (posted once the
+ * test process has reaped P), writes (grandchild_writes()) and sends
+ * gc_report to @out. Failures of P and C go to @msg (child_done()).
+ */
+static void double_fork_parent(int half_unmap, struct chan *go, struct chan *msg,
+			       struct chan *out)
+{
+	char *mem, b;
+	pid_t c, g;
+	int bad = 0;
+
+	close(go->fd[1]);
+	close(out->fd[0]);
+	munmap(raw_area, SIZE + THP);
+	why[0] = 0;
+	mem = thp_area();
+	if (!mem) {
+		if (!why[0])
+			fail("P: mmap: %s", strerror(errno));
+		child_done(msg->fd[1], 1);
+	}
+	pfns(mem, gc_report.before);
+	c = fork();
+	if (c < 0) {
+		fail("P: fork: %s", strerror(errno));
+		child_done(msg->fd[1], 1);
+	}
+	if (c == 0) {
+		g = fork();
+		if (g == 0) {
+			ssize_t left = sizeof(gc_report), n;
+			const char *p = (const char *)&gc_report;
+
+			close(msg->fd[0]);
+			close(msg->fd[1]);
+			if (read(go->fd[0], &b, 1) != 1)
+				_exit(1);	/* set-up failed: nothing to do */
+			why[0] = 0;
+			gc_report.bad = grandchild_writes(mem) != PASS;
+			memcpy(gc_report.msg, why, sizeof(why));
+			while (left > 0 && (n = write(out->fd[1], p, left)) > 0) {
+				p += n;
+				left -= n;
+			}
+			_exit(left ? 1 : 0);
+		}
+		if (g < 0) {
+			fail("C: fork: %s", strerror(errno));
+			child_done(msg->fd[1], 1);
+		}
+		if (half_unmap) {
+			if (munmap(mem + THP / 2, THP / 2)) {
+				fail("C: munmap: %s", strerror(errno));
+				child_done(msg->fd[1], 1);
+			}
+			bad = rmap_verify(mem, SIZE) == FAIL;
+		}
+		/* What C still maps holds the data as of fork. */
+		if (!bad)
+			bad = check(mem, 0, half_unmap ? THP / 2 : THP, 0) ||
+			      check(mem, THP, SIZE, 0);
+		child_done(msg->fd[1], bad);
+	}
+	bad = reap(c, msg->fd[0]) == FAIL;
+	if (!bad)
+		bad = check(mem, 0, SIZE, 0);
+	child_done(msg->fd[1], bad);
+}
+
+/*
+ * The test process's part of a double fork (double_fork_parent()): it maps
+ * none of the folios under test. It is the child subreaper while the
+ * scenario runs, so that G, orphaned when C exits, is reparented to it and
+ * reaped here. It reaps P (C is reaped by P), posts @go, reads G's report
+ * and judges it: the first folio's pages (all written by G) must have kept
+ * their PFNs and stayed in a THP if @want_reuse, or must all have moved;
+ * the second folio's (never written) must not have moved on any kernel.
+ */
+static int double_fork(int half_unmap, int want_reuse)
+{
+	const unsigned long n = THP / PAGE;
+	struct chan go, msg, out;
+	unsigned long copied = 0;
+	ssize_t got = 0, r;
+	int res, st, status = 0;
+	pid_t p;
+
+	chan_init(&go);
+	chan_init(&msg);
+	chan_init(&out);
+	/* reap() reads a failed child's message: never block on it. */
+	fcntl(msg.fd[0], F_SETFL, O_NONBLOCK);
+	memset(&gc_report, 0, sizeof(gc_report));
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1))
+		return fail("PR_SET_CHILD_SUBREAPER: %s", strerror(errno));
+	p = fork();
+	if (p == 0)
+		double_fork_parent(half_unmap, &go, &msg, &out);
+	close(go.fd[0]);
+	close(msg.fd[1]);
+	close(out.fd[1]);
+	if (p < 0)
+		res = fail("fork: %s", strerror(errno));
+	else
+		res = reap(p, msg.fd[0]);
+	if (res == PASS)
+		post(&go);
+	close(go.fd[1]);	/* G exits at once if not posted */
+	while (res == PASS && got < (ssize_t)sizeof(gc_report) &&
+	       (r = read(out.fd[0], (char *)&gc_report + got, sizeof(gc_report) - got)) > 0)
+		got += r;
+	close(out.fd[0]);
+	close(msg.fd[0]);
+	/* G (reparented here) and nobody else: the test process has no other child. */
+	while (waitpid(-1, &st, 0) > 0)
+		status = st;
+	prctl(PR_SET_CHILD_SUBREAPER, 0);
+	if (res != PASS)
+		return res;
+	if (got != (ssize_t)sizeof(gc_report))
+		return fail("the grandchild's report has %zd of %zu bytes (its status %#x)",
+			    got, sizeof(gc_report), status);
+	if (gc_report.bad) {
+		memcpy(why, gc_report.msg, sizeof(why));
+		why[sizeof(why) - 1] = 0;
+		return FAIL;
+	}
+	for (unsigned long i = 0; i < NR_PAGES; i++) {
+		uint64_t b = gc_report.before[i], a = gc_report.after[i];
+
+		if (!b || !a)
+			return fail("page %lu has no PFN (not root?)", i);
+		if (i >= n && a != b)
+			return fail("page %lu was never written but moved (pfn %#llx -> %#llx)",
+				    i, (unsigned long long)b, (unsigned long long)a);
+		copied += i < n && a != b;
+	}
+	for (unsigned long i = 0; i < n; i++) {
+		uint64_t b = gc_report.before[i], a = gc_report.after[i];
+
+		if (want_reuse && a != b)
+			return fail("page %lu was copied (pfn %#llx -> %#llx), want reuse (%lu/%lu written pages copied)",
+				    i, (unsigned long long)b, (unsigned long long)a, copied, n);
+		if (want_reuse && !gc_report.thp[i])
+			return fail("page %lu is no longer part of a THP", i);
+		if (!want_reuse && a == b)
+			return fail("page %lu was reused (pfn %#llx), want a copy (%lu/%lu written pages copied)",
+				    i, (unsigned long long)b, copied, n);
+	}
+	snprintf(why, sizeof(why), "(grandchild: %lu/%lu written pages copied, %ld write faults)",
+		 copied, n, gc_report.faults);
+	return PASS;
+}
+
+/*
+ * The double fork: P (a child of the test process) maps the area's two
+ * PTE-mapped THPs, forks C, C forks G; P and C exit (reaped) and G -- the
+ * folios' only mapper now -- writes a byte to every page of the first
+ * folio (the second, never written, is the control). The test process maps
+ * none of it. For the first folio:
+ *  - RUSTMM_COW_REUSE=1 (CONFIG_MM_RMAP_ID): G is the only mapper, so its
+ *    write faults reuse the folio: every page keeps its PFN.
+ *  - Linux 6.12: no large folio is ever reused: every written page moves.
+ *  - Linux >= 6.15 (mm_id): P had slot 0, C slot 1 (and the "maybe shared"
+ *    bit), G none: no slot was free when C forked it. P's and C's exits free
+ *    their slots, but the bit clears only when one slot's count equals the
+ *    folio's total, and G's mappings are in no slot: the bit stays set and
+ *    every written page is copied (the last one also because mapcount <= 1).
+ * On every kernel G reads its own writes and the rest of the data as of
+ * fork, P and C read the data as of fork, and the second folio (never
+ * written) keeps its PFNs.
+ */
+static int grandchild_after_parent_and_child_exit_reuses(char *mem)
+{
+	(void)mem;	/* the test process's area: not used */
+	return double_fork(0, expect_reuse);
+}
+
+/*
+ * The same, but C unmaps the second half of the first folio after forking G
+ * and before P and C exit: the folio is partially mapped by C in between (P and
+ * G still map all of it, so no page is unmapped by all). Same expectations:
+ * reuse with RUSTMM_COW_REUSE=1; on Linux >= 6.15 C's partial unmap only
+ * lowers slot 1, its exit frees it, and the bit stays set (G has no slot):
+ * every written page copied, as on 6.12.
+ */
+static int grandchild_after_half_unmap_reuses(char *mem)
+{
+	(void)mem;	/* the test process's area: not used */
+	return double_fork(1, expect_reuse);
 }
 
 static const struct scenario scenarios[] = {
@@ -789,11 +1131,15 @@ static const struct scenario scenarios[] = {
 	CASE(other_folio_and_swap_entry_are_not_upgraded),
 	CASE(ksm_page_in_the_folio_span_is_not_upgraded),
 	CASE(threads_racing_on_one_folio_keep_every_write),
+	CASE(grandchild_after_parent_and_child_exit_reuses),
+	CASE(grandchild_after_half_unmap_reuses),
 };
 
 int main(int argc, char **argv)
 {
 	const char *env = getenv("RUSTMM_COW_REUSE");
+	unsigned int major = 0, minor = 0;
+	struct utsname u;
 
 	setvbuf(stdout, NULL, _IONBF, 0);
 	if (thp_test_init(argc, argv, "cow_reuse"))
@@ -802,8 +1148,18 @@ int main(int argc, char **argv)
 		printf("RUSTMM-TEST %s.setup FAIL RUSTMM_COW_REUSE must be 0 or 1\n", thp_program);
 		return 1;
 	}
+	if (uname(&u) || sscanf(u.release, "%u.%u", &major, &minor) != 2) {
+		printf("RUSTMM-TEST %s.setup FAIL cannot read the kernel release from uname()\n",
+		       thp_program);
+		return 1;
+	}
 	expect_reuse = env[0] == '1';
+	/* Upstream's MM owner tracking (CONFIG_MM_ID) is in 6.15 and later. */
+	mm_id_kernel = major > 6 || (major == 6 && minor >= 15);
+	expect_reuse_after_child = expect_reuse || mm_id_kernel;
 	return run_scenarios("cow_reuse", scenarios,
 			     sizeof(scenarios) / sizeof(scenarios[0]),
-			     expect_reuse ? "[reuse expected] " : "[base: copies] ") ? 1 : 0;
+			     expect_reuse ? "[reuse expected] " :
+			     mm_id_kernel ? "[base: mm_id, Linux >= 6.15] " :
+					    "[base: copies, Linux < 6.15] ") ? 1 : 0;
 }
