@@ -8,89 +8,18 @@
 #![cfg(not(loom))]
 
 mod collision;
+mod fake_folio;
 mod rng;
 
 use collision::original_collision;
+use fake_folio::{race_writers, FakeFolio, Mm};
 use rng::XorShift;
-use rust_mm_core::atomic_seqcount::{AtomicSeqcount, NoPreempt};
-use rust_mm_core::folio_rmap::{
-    is_tracked_order, FolioRmap, FolioWords, Layout, MmIds, ReuseCounts, Sharing, READ_TRIES,
-};
-use rust_mm_core::rmap_id::subid::{self, SubIds, DUMMY_ID, MAX_ID, MAX_VALUES};
+use rust_mm_core::atomic_seqcount::NoPreempt;
+use rust_mm_core::folio_rmap::{is_tracked_order, FolioRmap, Layout, MmIds, Sharing, READ_TRIES};
+use rust_mm_core::rmap_id::subid::{self, DUMMY_ID, MAX_ID, MAX_VALUES};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
-
-/// The rmap fields of a folio, laid out by the test instead of a kernel.
-struct FakeFolio {
-    order: u32,
-    seq: AtomicSeqcount,
-    mapcount: AtomicI32,
-    values: [AtomicU64; MAX_VALUES],
-    refcount: AtomicI32,
-    entire: AtomicI32,
-}
-
-impl FakeFolio {
-    fn new(order: u32) -> Self {
-        let f = FakeFolio {
-            order,
-            seq: AtomicSeqcount::new(),
-            mapcount: AtomicI32::new(12345),
-            values: Default::default(),
-            refcount: AtomicI32::new(0),
-            entire: AtomicI32::new(-1),
-        };
-        // Garbage that `reset` must clear, as a recycled struct page has.
-        for v in &f.values {
-            v.store(0xdead_beef, Ordering::Relaxed);
-        }
-        f.rmap().reset();
-        f
-    }
-
-    fn rmap(&self) -> FolioRmap<&Self> {
-        FolioRmap::new(self.order, self).expect("tracked order")
-    }
-
-    fn counts(&self) -> ReuseCounts<'_> {
-        ReuseCounts {
-            refcount: &self.refcount,
-            entire_mapcount: &self.entire,
-        }
-    }
-}
-
-impl FolioWords for &FakeFolio {
-    fn seqcount(&self) -> &AtomicSeqcount {
-        &self.seq
-    }
-    fn mapcount(&self) -> &AtomicI32 {
-        &self.mapcount
-    }
-    fn value(&self, k: usize) -> &AtomicU64 {
-        &self.values[k]
-    }
-}
-
-/// An mm: its ID and cached sub-IDs.
-struct Mm {
-    id: u32,
-    subids: SubIds,
-}
-
-impl Mm {
-    fn new(id: u32) -> Self {
-        Mm {
-            id,
-            subids: SubIds::new(id).unwrap(),
-        }
-    }
-
-    fn ids(&self) -> MmIds<'_> {
-        MmIds::of(&self.subids)
-    }
-}
 
 /// A folio plus the ground truth of how many pages each mm maps.
 struct World {
@@ -571,40 +500,9 @@ fn readers_racing_writer_threads_never_see_a_foreign_mapping_as_exclusive() {
     let a = Arc::new(Mm::new(0x0012_3456));
     let b = Mm::new(0x0065_4321);
     f.rmap().add::<NoPreempt>(&b.ids(), 1);
-    let stop = Arc::new(AtomicBool::new(false));
-    let done = Arc::new(AtomicU64::new(0));
-    let go = Arc::new(AtomicBool::new(false));
-    let writers: Vec<_> = (0..2)
-        .map(|t| {
-            let (f, a, stop, done, go) =
-                (f.clone(), a.clone(), stop.clone(), done.clone(), go.clone());
-            std::thread::spawn(move || {
-                while !go.load(Ordering::Acquire) {
-                    std::hint::spin_loop();
-                }
-                let mut n = 0u64;
-                while !stop.load(Ordering::Relaxed) {
-                    let k = 1 + ((n + t) % 7) as i32;
-                    f.rmap().add::<NoPreempt>(&a.ids(), k);
-                    f.rmap().add::<NoPreempt>(&a.ids(), -k);
-                    n += 1;
-                    done.fetch_add(1, Ordering::Relaxed);
-                }
-            })
-        })
-        .collect();
-    // Read while the writers do at least 200000 map/unmap pairs between
-    // them, however the threads get scheduled.
-    let mut reads = 0u64;
-    go.store(true, Ordering::Release);
-    while reads == 0 || done.load(Ordering::Relaxed) < 200_000 {
+    race_writers(&f, &a, || {
         assert_ne!(f.rmap().sharing(&a.ids()), Sharing::Exclusive);
-        reads += 1;
-    }
-    stop.store(true, Ordering::Relaxed);
-    for h in writers {
-        h.join().unwrap();
-    }
+    });
     // Writers left: exactly B's page remains.
     assert_eq!(f.rmap().sharing(&b.ids()), Sharing::Exclusive);
     assert_eq!(f.rmap().snapshot().unwrap().mapcount, 1);
