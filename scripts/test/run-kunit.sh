@@ -36,25 +36,7 @@ rm -f "$RESULTS"
 
 args=()
 for c in ${KUNIT_KCONFIG_ADD:-}; do args+=(--kconfig_add "$c"); done
-if [ "$PATCHES_DIR" != "$RUST_MM_TOP/kernel-patches" ]; then
-	# A series being ported (RUST_MM_BASE=7.3): the options of topics not
-	# ported yet do not exist in its tree, and kunit.py refuses a
-	# kunitconfig whose options do not stick. Keep an option only if the
-	# tree defines it; each one dropped is named.
-	for i in "${!KUNITCONFIGS[@]}"; do
-		k="${KUNITCONFIGS[$i]}" f="$BUILD_DIR/$(basename "${KUNITCONFIGS[$i]}")"
-		: > "$f"
-		while IFS= read -r line; do
-			if [[ "$line" =~ ^CONFIG_([A-Za-z0-9_]+)= ]] &&
-			   ! git -C "$KSRC" grep -qE "^(menu)?config ${BASH_REMATCH[1]}\$" -- '*Kconfig*'; then
-				say "not in this tree (topic not ported): ${line%%=*}"
-				continue
-			fi
-			echo "$line" >> "$f"
-		done < "$k"
-		KUNITCONFIGS[$i]="$f"
-	done
-fi
+port_kunitconfigs "$KSRC" "$BUILD_DIR"
 for k in "${KUNITCONFIGS[@]}"; do args+=(--kunitconfig "$k"); done
 need_qemu
 

@@ -40,6 +40,7 @@ if [ "$variant" = base ]; then
 	src="$(bash "$RUST_MM_TOP/scripts/setup/base-tree.sh")" || exit 1
 fi
 
+port_kunitconfigs "$src" "$out"
 kcfg="$out/variant.kunitconfig"
 cat "${KUNITCONFIGS[@]}" | grep -Ev "$drop" > "$kcfg"
 say "building the $variant kernel in $out (log: $out/build.log)"
