@@ -668,9 +668,10 @@ pub fn values_match(mapcount: u64, values: &[u64], subids: &[u64]) -> bool {
 /// (d) *Anything else is `false`:* `n = 0` (nothing mapped: no owner);
 /// `n > P` (the digits may carry, and more mappings than the largest folio
 /// has pages is shared anyway; no digit, being at most `P`, could equal
-/// `n` either, so the early return only saves the divisions); a digit that is neither `0` nor `n` (some
-/// mappings have a bit the others lack, or a corrupted or racing value: a
-/// digit above `P` is never `n`); a value with anything above its top digit
+/// `n` either, so the early return only saves the divisions); a digit that
+/// is neither `0` nor `n` (some mappings have a bit the others lack, or a
+/// corrupted or racing value: a digit above `P` is never `n`); a value
+/// with anything above its top digit
 /// (`value >= (P + 1)^w_j`: no `n <= P` mappings produce it); a slice of
 /// the wrong length.
 ///
