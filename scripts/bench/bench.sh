@@ -134,7 +134,7 @@ if [ "${BENCH_PRINT:-0}" = 1 ]; then
 			echo "boot $k $SYS_SLAB_CASE: $(QEMU_PRINT=1 qemu_run "$k" "$OUT/initramfs.cpio" "$(slab_env)")"
 	done
 	if [ "$CASES" = "$ALL_CASES" ]; then
-		echo "report: docs/benchmarks$SYS_SUFFIX$TSUFFIX"
+		echo "report: docs/benchmarks$SYS_SUFFIX$TSUFFIX$BASE_SUFFIX"
 	else
 		echo "report: $OUT/partial/benchmarks (a subset of the cases)"
 	fi
@@ -243,11 +243,12 @@ for k in base patched; do
 done
 cmd="make bench BENCH_BOOTS=$BOOTS BENCH_RUNS=$RUNS BENCH_MIB=$MIB"
 [ "$TARGET" = x86_64 ] || cmd="make bench ARCH=$ARCH BENCH_BOOTS=$BOOTS BENCH_RUNS=$RUNS BENCH_MIB=$MIB"
+[ -z "$BASE_SUFFIX" ] || cmd="RUST_MM_BASE=$RUST_MM_BASE $cmd"
 [ "$SYS_DEFAULT" = 1 ] || cmd+=" BENCH_SYSTEM=$SYSTEM"
 lto_args=()
 [ "$LTO" = 1 ] && cmd+=" BENCH_LTO=1" && lto_args=(--lto)
 [ "$MMS" = 0 ] || { cmd+=" BENCH_MMS=$MMS"; lto_args+=(--mms "$MMS"); }
-report="$RUST_MM_TOP/docs/benchmarks$SYS_SUFFIX$TSUFFIX"
+report="$RUST_MM_TOP/docs/benchmarks$SYS_SUFFIX$TSUFFIX$BASE_SUFFIX"
 if [ "$CASES" != "$(echo $ALL_CASES)" ]; then
 	# A subset of the cases never replaces the docs' report.
 	cmd+=" BENCH_CASES='$CASES'"

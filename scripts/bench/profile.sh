@@ -52,8 +52,8 @@ eval "$sysvars"
 OUT="$BUILD_DIR/bench$TSUFFIX$SYS_SUFFIX"
 LTO="${BENCH_LTO:-0}"
 case "$LTO" in
-0) PSUFFIX="$TSUFFIX" ;;
-1) OUT="$OUT-lto" PSUFFIX="$TSUFFIX-lto" ;;
+0) PSUFFIX="$TSUFFIX$BASE_SUFFIX" ;;
+1) OUT="$OUT-lto" PSUFFIX="$TSUFFIX-lto$BASE_SUFFIX" ;;
 *) die "BENCH_LTO=$LTO: 0 or 1" ;;
 esac
 # The boot case a measurement belongs to (pagemap-swap: pm.d50 of

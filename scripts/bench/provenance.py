@@ -203,10 +203,7 @@ def env_pins(top=TOP):
             raise SystemExit(f"provenance: scripts/lib/env.sh sets no {name}")
         return m.group(1)
     # The base `make bench` builds unless RUST_MM_BASE says otherwise.
-    m = re.search(r'^RUST_MM_BASE="\$\{RUST_MM_BASE:-([0-9.]+)\}"\s*$', text, re.M)
-    if not m:
-        raise SystemExit("provenance: scripts/lib/env.sh sets no default RUST_MM_BASE")
-    base = m.group(1).replace(".", "_")
+    base = topics.default_base(top).replace(".", "_")
     return {"llvm_major": int(one("LLVM_MAJOR")), "bindgen": one("BINDGEN_VERSION"),
             "base_version": one(f"RUST_MM_PIN_DEB_{base}")}
 

@@ -27,6 +27,9 @@ the wrong type is refused, naming the file and the key):
                 "slab" (the slab saving)
   targets       table case -> {min = float, max = float}, percent change
                 patched / base - 1 (a missing bound is unbounded)
+  base_targets  table base -> table case -> {min, max} or {}: the targets
+                on that base (RUST_MM_BASE, scripts/lib/env.sh) where
+                they differ from `targets` ({}: no target there)
   seed          table case -> float: the seed's figure (percent)
   append        str: kernel command-line words every boot gets beyond the
                 harness's (make profile: without "nokaslr", which it boots
@@ -114,6 +117,7 @@ KEYS = {
     "buys": (True, _str, "a string"),
     "headline": (True, _strs, "a list of strings"),
     "targets": (False, _table, "a table of case = {min, max}"),
+    "base_targets": (False, _table, "a table of base = {case = {min, max}}"),
     "seed": (False, _table, "a table of case = number"),
     "append": (False, _str, "a string"),
     "kconfig": (False, _strs, "a list of strings"),
@@ -213,6 +217,25 @@ class System:
             if c not in every:
                 raise SystemFileError(f"{where}: key 'targets.{c}': '{c}' is none of its cases")
             self.targets[c] = _bound(where, f"targets.{c}", v)
+        # The targets on each base; the base this process runs for
+        # (RUST_MM_BASE, as scripts/lib/env.sh exports it) picks its own.
+        self.base = topics.BASE or topics.default_base()
+        self.base_targets = {}
+        for b, t in data.get("base_targets", {}).items():
+            if not _table(t):
+                raise SystemFileError(f"{where}: key 'base_targets.{b}' must be a table of case = "
+                                   f"{{min, max}}, not {type(t).__name__} {t!r}")
+            over = {}
+            for c, v in t.items():
+                if c not in every:
+                    raise SystemFileError(f"{where}: key 'base_targets.{b}.{c}': '{c}' is none of its cases")
+                over[c] = None if v == {} else _bound(where, f"base_targets.{b}.{c}", v)
+            self.base_targets[b] = over
+        for c, v in self.base_targets.get(self.base, {}).items():
+            if v is None:
+                self.targets.pop(c, None)
+            else:
+                self.targets[c] = v
         self.seed = {}
         for c, v in data.get("seed", {}).items():
             if c not in every:

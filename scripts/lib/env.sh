@@ -25,7 +25,12 @@ RUST_MM_TOP="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 # The pins, one per base (scripts/bench/provenance.py reads them here).
 RUST_MM_PIN_DEB_6_12="6.12.117-1~deb12u1"
 RUST_MM_PIN_DEB_7_3="7.3.4-1~bpo13+1"
-RUST_MM_BASE="${RUST_MM_BASE:-6.12}"
+# The base every command builds unless RUST_MM_BASE says otherwise; the
+# reports of another base carry its name (BASE_SUFFIX: docs/benchmarks-lto-7.3.md).
+RUST_MM_DEFAULT_BASE=6.12
+RUST_MM_BASE="${RUST_MM_BASE:-$RUST_MM_DEFAULT_BASE}"
+BASE_SUFFIX=""
+[ "$RUST_MM_BASE" = "$RUST_MM_DEFAULT_BASE" ] || BASE_SUFFIX="-$RUST_MM_BASE"
 case "$RUST_MM_BASE" in
 6.12)
 	LINUX_PKG=linux-source-6.12

@@ -37,12 +37,26 @@ Command line (what shell scripts use):
                                  the first problem)
 """
 import os
+import re
 import sys
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 MAIN_TOPICS_DIR = os.path.join(TOP, "kernel-patches")
 # The series of the base picked (scripts/lib/env.sh: RUST_MM_BASE).
 TOPICS_DIR = os.environ.get("PATCHES_DIR") or MAIN_TOPICS_DIR
+
+
+def default_base(top=TOP):
+    """The base scripts/lib/env.sh builds unless RUST_MM_BASE says otherwise."""
+    with open(os.path.join(top, "scripts", "lib", "env.sh")) as f:
+        m = re.search(r'^RUST_MM_DEFAULT_BASE=([0-9.]+)\s*$', f.read(), re.M)
+    if not m:
+        raise SystemExit("scripts/lib/env.sh sets no RUST_MM_DEFAULT_BASE")
+    return m.group(1)
+
+
+# The base this process runs for (exported by scripts/lib/env.sh).
+BASE = os.environ.get("RUST_MM_BASE") or None
 KEYS = ("Title", "Prefix", "Version", "Depends", "Kconfig", "KUnit", "Arch", "Bench", "Programs")
 LISTS = ("Depends", "KUnit", "Arch", "Programs")
 PROGRAMS_DIR = os.path.join(TOP, "tests", "userspace")

@@ -195,7 +195,12 @@ done < "$RUST_MM_TOP/tests/userspace/ksft.list"
 # hotplug only, never from the boot memmap). +pdpe1gb: the 1 GiB case maps
 # PUD leaves, which TCG's default qemu64 CPU lacks (a reserved-bit fault);
 # it also gives the kernel a 1 GiB hugetlb size, reserved by nobody.
-append="console=$CONSOLE panic=-1 kunit.enable=0 rdinit=/init RUSTMM_SWAP_MIB=512 RUSTMM_HUGEPAGES=64 RUSTMM_COW_REUSE=$reuse RUSTMM_RMAP_VERIFY=$verify RUSTMM_CONTPTE_STATS=$cstats RUSTMM_PAGEMAP_SWAP=$pswap RUSTMM_COMPOUND_PAGEMAPS=$cpgmap"
+#
+# proc_mem.force_override=always: cow_reuse's forced write and the mm
+# selftests (mkdirty) write read-only mappings through /proc/self/mem
+# (FOLL_FORCE), as a debugger does; 7.x's default (PROC_MEM_FORCE_PTRACE)
+# allows that only to a ptracer, 6.12's to anyone.
+append="console=$CONSOLE panic=-1 kunit.enable=0 rdinit=/init proc_mem.force_override=always RUSTMM_SWAP_MIB=512 RUSTMM_HUGEPAGES=64 RUSTMM_COW_REUSE=$reuse RUSTMM_RMAP_VERIFY=$verify RUSTMM_CONTPTE_STATS=$cstats RUSTMM_PAGEMAP_SWAP=$pswap RUSTMM_COMPOUND_PAGEMAPS=$cpgmap"
 numa=() mem=4096 cpu=()
 case "$KARCH" in
 x86_64) append="$append numa=fake=2 memmap=2G!4G" mem=6144 cpu=(-cpu qemu64,+pdpe1gb) ;;

@@ -15,6 +15,12 @@
  *   cow-reuse       child gone: memset() the whole area
  *   cow-reuse-byte  child gone: write one byte per page
  *   pte-dontneed    MADV_DONTNEED on every subpage
+ *   cow-reuse-grandchild
+ *                   the double fork: this process forks a child, which
+ *                   forks a grandchild; this process unmaps the area and
+ *                   the child exits; the grandchild, the only mm left
+ *                   mapping folios three mms mapped, writes one byte per
+ *                   page (THP and mTHP only)
  *
  * each on THP ("thp.", MADV_HUGEPAGE, PTE-mapped first as in the seed),
  * on 64 KiB mTHP ("mthp.", PTE-mapped from the start: one arm64
@@ -136,6 +142,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -498,11 +505,11 @@ static void pte_map(char *mem)
 }
 
 enum action { REMAP, MUNMAP, FORK, COW, COW_BYTE, COW_REUSE, COW_REUSE_BYTE,
-	      PTE_DONTNEED };
+	      PTE_DONTNEED, COW_REUSE_GRANDCHILD };
 
 static const char *const action_name[] = {
 	"remap", "munmap", "fork", "cow", "cow-byte", "cow-reuse",
-	"cow-reuse-byte", "pte-dontneed",
+	"cow-reuse-byte", "pte-dontneed", "cow-reuse-grandchild",
 };
 
 /* Below 10 ms per window (base 6.12): they get SHORT_FACTOR x the runs. */
@@ -600,6 +607,103 @@ struct run {
 	unsigned long long before[NR_BACKGROUND], after[NR_BACKGROUND];
 };
 
+/* What the grandchild of cow-reuse-grandchild sends back. */
+struct grandchild_run {
+	struct run run;
+	long faults;
+};
+
+/*
+ * One attempt of cow-reuse-grandchild on (m)THP of kind @k: 7.3's mm_id
+ * keeps two (mm, mapcount) slots per folio, taken here by this process and
+ * its child, so the grandchild holds none and the folio's "maybe shared"
+ * bit, set when the grandchild mapped it, is never cleared however many
+ * of the others go: every write of the grandchild copies. With rmap
+ * values the folio is seen mapped by the grandchild's mm alone. The child
+ * says the grandchild's pid and exits; this process, its subreaper, unmaps
+ * the area, then lets the grandchild measure (SCHED_FIFO on this CPU, as
+ * here) and reads its run from a pipe.
+ */
+static void cow_reuse_grandchild(enum kind k, const char *name, struct run *r)
+{
+	struct sched_param sp = { .sched_priority = 50 };
+	struct grandchild_run g = { .run.ns = 0 };
+	int res[2], go[2], status;
+	pid_t child, gc = -1;
+	char *raw, *mem, b = 'g';
+
+	r->ns = 0;
+	r->expect = k == MTHP64 ? EXPECT_MTHP_PTE : EXPECT_THP_PTE;
+	mem = area(1, &raw);
+	if (!mem) {
+		error(name, "mmap failed");
+		return;
+	}
+	if (k == PMD_THP)
+		pte_map(mem);
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) || pipe(res)) {
+		error(name, "prctl or pipe failed");
+		munmap(raw, size + THP);
+		return;
+	}
+	if (pipe(go)) {
+		error(name, "pipe failed");
+		goto out_res;
+	}
+	child = fork();
+	if (child == 0) {
+		gc = fork();
+		if (gc == 0) {
+			close(go[1]);
+			close(res[0]);
+			if (read(go[0], &b, 1) != 1 || sched_setscheduler(0, SCHED_FIFO, &sp))
+				_exit(1);
+			g.run.expect = r->expect;
+			g.run.check = verify(mem, g.run.expect);
+			vmstat(g.run.before);
+			{
+				uint64_t t0 = start(), t1;
+
+				write_pages(mem, 0);
+				t1 = stop();
+				g.run.ns = t1 - t0;
+			}
+			vmstat(g.run.after);
+			g.faults = win_faults;
+			_exit(write(res[1], &g, sizeof(g)) != sizeof(g));
+		}
+		_exit(write(res[1], &gc, sizeof(gc)) != sizeof(gc) || gc < 0);
+	}
+	close(go[0]);
+	close(res[1]);
+	if (child < 0 || read(res[0], &gc, sizeof(gc)) != sizeof(gc) || gc < 0) {
+		error(name, "fork of the child or the grandchild failed");
+		if (child > 0)
+			waitpid(child, &status, 0);
+		close(go[1]);
+		goto out_res0;
+	}
+	waitpid(child, &status, 0);	/* the child has exited */
+	munmap(raw, size + THP);	/* and this process maps nothing */
+	raw = NULL;
+	if (write(go[1], &b, 1) != 1 || read(res[0], &g, sizeof(g)) != sizeof(g) || !g.run.ns)
+		error(name, "the grandchild did not measure");
+	else
+		*r = g.run;
+	win_faults = g.faults;
+	close(go[1]);
+	waitpid(gc, &status, 0);	/* reparented here: we are its subreaper */
+out_res0:
+	close(res[0]);
+	if (raw)
+		munmap(raw, size + THP);
+	return;
+out_res:
+	close(res[0]);
+	close(res[1]);
+	munmap(raw, size + THP);
+}
+
 /* One attempt of @a on pages of kind @k. */
 static void micro(enum action a, enum kind k, const char *name, struct run *r)
 {
@@ -685,6 +789,8 @@ static void micro(enum action a, enum kind k, const char *name, struct run *r)
 		for (unsigned long off = 0; off < size; off += PAGE)
 			madvise(mem + off, PAGE, MADV_DONTNEED);
 		t1 = stop();
+		break;
+	case COW_REUSE_GRANDCHILD:	/* cow_reuse_grandchild() */
 		break;
 	}
 	vmstat(r->after);
@@ -1495,6 +1601,8 @@ static void measure(const char *name, int run, enum kind k, int a, int anon_rand
 			}
 		else if (a < 0)
 			anon_cow(anon_rand, name, &r);
+		else if (a == COW_REUSE_GRANDCHILD)
+			cow_reuse_grandchild(k, name, &r);
 		else
 			micro(a, k, name, &r);
 		if (!r.ns)
@@ -1547,12 +1655,14 @@ int main(int argc, char **argv)
 		static const enum kind order[] = { PMD_THP, SMALL, MTHP64 };
 		enum kind k = order[i];
 
-		for (int a = REMAP; a <= PTE_DONTNEED; a++) {
+		for (int a = REMAP; a <= COW_REUSE_GRANDCHILD; a++) {
 			char name[64];
 			int n = is_short(k, a) ? runs * SHORT_FACTOR : runs;
 
 			if (k == MTHP64 && a == REMAP)
 				continue;	/* an mTHP is PTE-mapped from the start */
+			if (k == SMALL && a == COW_REUSE_GRANDCHILD)
+				continue;	/* order-0: nothing to track */
 			snprintf(name, sizeof(name), "%s.%s", kind_name[k], action_name[a]);
 			if (strcmp(want, name) && (strcmp(want, "all") || k == MTHP64))
 				continue;
