@@ -176,9 +176,9 @@ manifest_write() { # KERNEL SETTINGS
 	echo "qemu_cmdline=$(QEMU_PRINT=1 qemu_run "$1" "$OUT/initramfs.cpio" "RUSTMM_BENCH_RUNS=... RUSTMM_BENCH_MIB=... RUSTMM_BENCH_CASE=...")"
 	echo "qemu_version=$("$QEMU" --version | head -n 1)"
 	if [ "$1" = base ]; then
-		echo "source=linux-source-6.12 $LINUX_DEB_VERSION, unpatched (tree $(git -C "$KSRC" rev-parse 'pristine^{tree}'))"
+		echo "source=$LINUX_PKG $LINUX_DEB_VERSION, unpatched (tree $(git -C "$KSRC" rev-parse 'pristine^{tree}'))"
 	else
-		echo "source=linux-source-6.12 $LINUX_DEB_VERSION + the rust-mm series (tree $(git -C "$KSRC" rev-parse 'rust-mm^{tree}'))"
+		echo "source=$LINUX_PKG $LINUX_DEB_VERSION + the rust-mm series (tree $(git -C "$KSRC" rev-parse 'rust-mm^{tree}'))"
 	fi
 	echo "clang=$(clang --version | head -n 1)"
 	echo "rustc=$(/usr/bin/rustc --version)"

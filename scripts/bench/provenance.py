@@ -9,7 +9,7 @@ the `make bench` run that made it (scripts/bench/bench.sh):
   clean          whether the work tree had no change (git status
                  --porcelain: tracked or untracked, .gitignore'd aside);
                  dirty: the first changed paths
-  base_version   the Debian version of linux-source-6.12 the kernels are
+  base_version   the Debian version of the linux-source package the kernels are
                  built from (LINUX_DEB_VERSION)
   lto            BENCH_LTO=1
   chain          the topics the measured kernel is made of, in apply

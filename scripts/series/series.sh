@@ -222,7 +222,7 @@ export)
 	done
 	# The whole stack, for git am / quilt (only when every topic is there).
 	if [ "${#sel[@]}" -eq "$(topics_all | wc -l)" ]; then
-		{ echo "# rust-mm on linux-source-6.12 $LINUX_DEB_VERSION, every topic in apply order; 'git am' or 'quilt push -a'"
+		{ echo "# rust-mm on $LINUX_PKG $LINUX_DEB_VERSION, every topic in apply order; 'git am' or 'quilt push -a'"
 		  for t in $(topics_all); do sed "s|^|$t/|" "$dir/$t/series"; done; } > "$dir/series"
 	fi
 	;;

@@ -32,6 +32,7 @@ must call it, which shows the check can fail. The last line is
 'lto-check: N passed, N failed'.
 """
 import argparse
+import os
 import re
 import subprocess
 import sys
@@ -75,6 +76,37 @@ OUT_OF_LINE = {
 }
 # Static functions an LTO build may inline away entirely.
 MAY_VANISH = {"wp_reuse_folio_ptes", "folio_mapped_shared"}
+
+# Linux 7.3 (RUST_MM_BASE=7.3): the rmap values replace mm_id, whose
+# updates 7.3 inlines into every rmap function, folio_add_new_anon_rmap()
+# and fork's dup helpers included; ours are inlined in the same places
+# (no out-of-line C function is kept for order-0 callers: 7.3's own
+# large-folio code is inline there). The reader is
+# folio_maybe_mapped_shared(), inline in its 15 callers (two named here).
+ENTRY_POINTS_7_3 = [
+    "rust_folio_rmap_add",
+    "rust_folio_rmap_set_new",
+    "rust_folio_rmap_may_reuse",
+    "rust_folio_rmap_reuse_window",
+    "rust_folio_rmap_sole_mapper",
+]
+CALLERS_7_3 = {
+    "folio_remove_rmap_ptes": ["rust_folio_rmap_add"],
+    "folio_remove_rmap_pmd": ["rust_folio_rmap_add"],
+    "folio_add_anon_rmap_ptes": ["rust_folio_rmap_add"],
+    "folio_add_anon_rmap_pmd": ["rust_folio_rmap_add"],
+    "folio_add_file_rmap_ptes": ["rust_folio_rmap_add"],
+    "folio_add_file_rmap_pmd": ["rust_folio_rmap_add"],
+    "folio_add_new_anon_rmap": ["rust_folio_rmap_set_new"],
+    # The COW fault: __wp_can_reuse_large_anon_folio() (static, one caller)
+    # inlined into do_wp_page(); wp_reuse_folio_ptes() is noinline.
+    "do_wp_page": ["rust_folio_rmap_may_reuse"],
+    "wp_reuse_folio_ptes": ["rust_folio_rmap_reuse_window"],
+    "madvise_cold_or_pageout_pte_range": ["rust_folio_rmap_sole_mapper"],
+    "folio_referenced_one": ["rust_folio_rmap_sole_mapper"],
+}
+if os.environ.get("RUST_MM_BASE") == "7.3":
+    ENTRY_POINTS, CALLERS, OUT_OF_LINE, MAY_VANISH = ENTRY_POINTS_7_3, CALLERS_7_3, {}, set()
 
 FUNC = re.compile(r"^([0-9a-f]+) <([^>]+)>:$")
 # x86: call/jmp (a tail call); arm64: bl/b. Direct branches name their

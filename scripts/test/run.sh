@@ -21,7 +21,7 @@ cfg="$KUNIT_OUT/.config"
 
 echo
 echo "==================== rust-mm report ===================="
-echo "base tree     linux-source-6.12 $LINUX_DEB_VERSION (Linux $LINUX_KVER), $KSRC"
+echo "base tree     $LINUX_PKG $LINUX_DEB_VERSION (Linux $LINUX_KVER), $KSRC"
 echo "series        $(git -C "$KSRC" rev-list --count pristine..rust-mm) patches in topics (kernel-patches/topics):"
 prev=pristine
 for t in $(python3 "$RUST_MM_TOP/scripts/lib/topics.py" list); do

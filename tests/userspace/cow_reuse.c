@@ -46,7 +46,6 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
-#include <sys/utsname.h>
 
 #ifndef UFFD_FEATURE_WP_ASYNC
 #define UFFD_FEATURE_WP_ASYNC	(1 << 15)	/* 6.7; newer than the libc headers */
@@ -1138,8 +1137,6 @@ static const struct scenario scenarios[] = {
 int main(int argc, char **argv)
 {
 	const char *env = getenv("RUSTMM_COW_REUSE");
-	unsigned int major = 0, minor = 0;
-	struct utsname u;
 
 	setvbuf(stdout, NULL, _IONBF, 0);
 	if (thp_test_init(argc, argv, "cow_reuse"))
@@ -1148,14 +1145,10 @@ int main(int argc, char **argv)
 		printf("RUSTMM-TEST %s.setup FAIL RUSTMM_COW_REUSE must be 0 or 1\n", thp_program);
 		return 1;
 	}
-	if (uname(&u) || sscanf(u.release, "%u.%u", &major, &minor) != 2) {
-		printf("RUSTMM-TEST %s.setup FAIL cannot read the kernel release from uname()\n",
-		       thp_program);
+	mm_id_kernel = thp_kernel_has_mm_id(thp_program);
+	if (mm_id_kernel < 0)
 		return 1;
-	}
 	expect_reuse = env[0] == '1';
-	/* Upstream's MM owner tracking (CONFIG_MM_ID) is in 6.15 and later. */
-	mm_id_kernel = major > 6 || (major == 6 && minor >= 15);
 	expect_reuse_after_child = expect_reuse || mm_id_kernel;
 	return run_scenarios("cow_reuse", scenarios,
 			     sizeof(scenarios) / sizeof(scenarios[0]),

@@ -9,8 +9,22 @@
  * thp_swpout, thp_split_page, ...) show the swap paths really ran.
  *
  * RUSTMM_COW_REUSE=1 says the kernel has CONFIG_MM_RMAP_ID (precise
- * folio_mapped_shared(), COW reuse of large folios); 0 says 6.12's
- * behaviour (first-page estimate, large folios always copied).
+ * folio_mapped_shared(), COW reuse of large folios). 0 says the base
+ * kernel, whose behaviour depends on its release (uname(2), as in
+ * cow_reuse.c):
+ *  - Linux < 6.15 (6.12): folio_likely_mapped_shared() estimates from the
+ *    first page's mapcount, and large folios are always copied.
+ *  - Linux >= 6.15: upstream's mm_id (CONFIG_MM_ID, selected by THP): two
+ *    mm_id slots per large folio and a "maybe shared" bit, set when a
+ *    second mm takes a slot and cleared only when an mm's slot is freed
+ *    (its last mapping of the folio gone) and the other slot then holds
+ *    every mapping (folio_sub_return_large_mapcount(), include/linux/rmap.h).
+ *    folio_maybe_mapped_shared() (include/linux/mm.h) is that bit once the
+ *    folio is mapped more than once, and __wp_can_reuse_large_anon_folio()
+ *    (mm/memory.c) reuses one PTE per write fault while the bit is clear and
+ *    refcount == mapcount. While at most two mms map a folio, as in the
+ *    scenarios whose expectations depend on it, that is as precise as
+ *    CONFIG_MM_RMAP_ID.
  *
  * The data written is never a page of one repeated byte, so every page
  * really goes to the device (zram stores same-filled pages, and the swap
@@ -36,6 +50,8 @@
 #define PM_PRESENT	(1ULL << 63)
 
 static int precise;	/* RUSTMM_COW_REUSE=1 */
+/* RUSTMM_COW_REUSE=0 on Linux >= 6.15: upstream's mm_id (CONFIG_MM_ID). */
+static int mm_id_base;
 
 static void rich_fill(char *mem, unsigned long from, unsigned long to, int seed)
 {
@@ -148,6 +164,14 @@ static int pageout_leaves_a_shared_thp_alone(char *mem)
  * only reads the first page's mapcount (1: ours) and splits the folio and
  * pages our part out -- harmless for data, wrong for the hint. Data must be
  * intact either way.
+ *
+ * Linux >= 6.15 (mm_id) leaves it alone too: the fork gave the child slot
+ * 1 and set the "maybe shared" bit; each half-unmap lowers a slot that
+ * keeps mappings, so the bit stays (folio_sub_return_large_mapcount()
+ * clears it only when a slot is freed), and MADV_PAGEOUT of part of a
+ * large folio skips it when folio_maybe_mapped_shared() (mapcount 512 > 1,
+ * the bit) says so, before any split (madvise_cold_or_pageout_pte_range(),
+ * mm/madvise.c).
  */
 static int pageout_leaves_a_folio_the_child_still_maps(char *mem)
 {
@@ -179,10 +203,10 @@ static int pageout_leaves_a_folio_the_child_still_maps(char *mem)
 		return FAIL;
 	if (rich_check(mem, 0, THP / 2, 0))
 		return FAIL;
-	if (precise && (out0 || split0))
+	if ((precise || mm_id_base) && (out0 || split0))
 		return fail("MADV_PAGEOUT split the folio (%llu) and paged out %llu pages the child's folio holds",
 			    split0, out0);
-	if (!precise && (split0 != 1 || out0 != THP_PAGES / 4))
+	if (!precise && !mm_id_base && (split0 != 1 || out0 != THP_PAGES / 4))
 		return fail("6.12's estimate should split the folio and page out %lu pages: split %llu, out %llu",
 			    THP_PAGES / 4, split0, out0);
 	return PASS;
@@ -193,6 +217,16 @@ static int pageout_leaves_a_folio_the_child_still_maps(char *mem)
  * come back (order 0); the THP stays whole and shared. Once the child is
  * gone, the rest of the THP is reused with precise tracking (copied on
  * 6.12).
+ *
+ * Linux >= 6.15 (mm_id) reuses it too, one PTE per fault: each of our k
+ * copies only lowered slot 0 (the bit stays set while the child maps all
+ * of it, so each of them was a copy); the child's exit frees slot 1, and
+ * slot 0 then holds all THP_PAGES - k (504) mappings left, which clears the
+ * bit. Each later write fault finds mapcount 504 > 1, the bit clear, no swap
+ * cache and refcount == mapcount: __wp_can_reuse_large_anon_folio() says
+ * reuse. (Should the deferred split queue, which our copies put it on,
+ * split the folio first, its pages are order-0 folios with one reference
+ * each: reused as well.)
  */
 static int cow_copies_go_to_swap_and_back(char *mem)
 {
@@ -242,9 +276,9 @@ static int cow_copies_go_to_swap_and_back(char *mem)
 	for (unsigned long i = k; i < THP_PAGES; i++) {
 		uint64_t now = pfn_of(mem + i * PAGE);
 
-		if (precise && now != before[i])
+		if ((precise || mm_id_base) && now != before[i])
 			return fail("page %lu was copied after the child exited, want reuse", i);
-		if (!precise && now == before[i])
+		if (!precise && !mm_id_base && now == before[i])
 			return fail("page %lu was reused: 6.12 copies pages of large folios", i);
 	}
 	if (rich_check(mem, 0, k * PAGE, 1) || rich_check(mem, k * PAGE, THP, 2))
@@ -329,6 +363,12 @@ static int swapped_thp_is_written_by_both_after_fork(char *mem)
  * "Whole again": a THP that went to swap comes back as order-0 pages
  * (checked); a MADV_COLLAPSE makes it one THP again. PTE-mapped, shared by fork, then
  * ours alone: precise tracking reuses it, 6.12 copies.
+ *
+ * Linux >= 6.15 (mm_id) reuses it too: the collapsed folio's first
+ * mapping puts us in slot 0, the PTE-remap keeps the slot, fork gives the
+ * child slot 1 and the bit, the child's exit frees slot 1 and clears the
+ * bit; every write fault then finds mapcount 512 > 1, the bit clear and
+ * refcount == mapcount (a large folio does not stay in an LRU batch).
  */
 static int collapsed_after_swap_thp_is_reused(char *mem)
 {
@@ -372,30 +412,52 @@ static int collapsed_after_swap_thp_is_reused(char *mem)
 	for (unsigned long i = 0; i < THP_PAGES; i++) {
 		uint64_t now = pfn_of(mem + i * PAGE);
 
-		if (precise && now != before[i])
+		if ((precise || mm_id_base) && now != before[i])
 			return fail("page %lu of the collapsed THP was copied, want reuse", i);
-		if (!precise && now == before[i])
+		if (!precise && !mm_id_base && now == before[i])
 			return fail("page %lu was reused: 6.12 copies pages of large folios", i);
 	}
 	return rich_check(mem, 0, THP, 5) || rich_check(mem, THP, SIZE, 0) ? FAIL : PASS;
 }
 
 /*
- * A large folio in the swap cache is never reused: the swap cache holds one
+ * A large folio in the swap cache is not reused: the swap cache holds one
  * reference per page, so refcount > mapcount. The state comes from a swap
  * write that fails (zram with a one-page memory limit): the folio stays in
- * the swap cache, unmapped; a read fault maps all of it back and leaves it
- * there. Then fork, the child exits, and the parent's write must copy the
- * page (on every kernel) and keep the data.
+ * the swap cache, unmapped, whole (swap_write_end() redirties it,
+ * shrink_folio_list() keeps a dirty folio). A child, the holder, forks now
+ * and keeps our swap entries untouched until the end; our read fault then
+ * maps all of the folio back from the swap cache (read-only: the fork made
+ * the entries shared) and leaves it there. Then a second child forks and
+ * exits, so that we alone map the folio, and our write must copy the page
+ * (on every kernel), with everybody's data intact -- the holder reads its
+ * entries back last, so a reuse would show it our write.
+ *
+ * Why the holder: the swap cache of a folio nobody holds a swap entry of
+ * does not outlive the next fault on 7.3. do_swap_page() drops the
+ * faulting mm's entries (folio_put_swap()) and then frees the swap cache
+ * of a folio it mapped from a SWP_SYNCHRONOUS_IO device such as zram
+ * whatever the fault (should_try_to_free_swap()), and a write fault on a
+ * large folio tries to free it before comparing mapcount with refcount
+ * (__wp_can_reuse_large_anon_folio(), with and without CONFIG_MM_RMAP_ID).
+ * folio_free_swap() only fails while some swap entry of the folio still
+ * has a count (folio_maybe_swapped(), mm/swapfile.c): the holder's. 6.12
+ * frees it neither on a read fault nor on a large folio's write fault, and
+ * keeps it with the holder too. Without the swap cache, the state after
+ * the second child's exit is one every kernel but 6.12 base reuses (the
+ * mm_id bit clear again, every mapping ours): the copy is the swap
+ * cache's doing.
  */
 static int swapcache_folio_is_not_reused(char *mem)
 {
 	const char *limit = "/sys/block/zram0/mem_limit";
+	const unsigned long pg = 17 * PAGE;	/* the page we write */
 	static char prime[4 * 4096];
-	char *p;
+	struct chan go, msg;
+	pid_t holder, pid;
 	uint64_t pfn, f;
-	pid_t pid;
-	int status;
+	int status, r = PASS;
+	char *p;
 
 	if (!rich_area(mem))
 		return fail("no THP after the rich fill");
@@ -406,33 +468,77 @@ static int swapcache_folio_is_not_reused(char *mem)
 	madvise(p, sizeof(prime), MADV_NOHUGEPAGE);
 	rich_fill(p, 0, sizeof(prime), 7);
 	madvise(p, sizeof(prime), MADV_PAGEOUT);
-	if (write_sys(limit, "4096"))
+	if (write_sys(limit, "4096")) {
+		munmap(p, sizeof(prime));
 		return fail("cannot set %s: %s", limit, strerror(errno));
+	}
 	madvise(mem, THP, MADV_PAGEOUT);	/* the write fails */
 	write_sys(limit, "0");
-	(void)*(volatile char *)(mem + 5);	/* read fault: all of it back */
-	f = kflags(mem + 17 * PAGE);
-	if (!((f >> KPF_THP) & 1) || !((f >> KPF_SWAPCACHE) & 1) || swapped(mem + 17 * PAGE)) {
+	if (!swapped(mem) || !swapped(mem + pg) || !swapped(mem + THP - PAGE)) {
 		munmap(p, sizeof(prime));
-		return fail("could not get a mapped THP in the swap cache (kpageflags %#llx)",
-			    (unsigned long long)f);
+		return fail("MADV_PAGEOUT left the THP mapped");
+	}
+	chan_init(&go);
+	chan_init(&msg);
+	holder = fork();
+	if (holder < 0) {
+		munmap(p, sizeof(prime));
+		return fail("fork: %s", strerror(errno));
+	}
+	if (holder == 0) {
+		await(&go);
+		child_done(msg.fd[1], rich_check(mem, 0, SIZE, 0));
+	}
+	(void)*(volatile char *)(mem + 5);	/* read fault: all of it back */
+	f = kflags(mem + pg);
+	if (!((f >> KPF_THP) & 1) || !((f >> KPF_SWAPCACHE) & 1) || swapped(mem + pg)) {
+		r = fail("could not get a mapped THP in the swap cache (kpageflags %#llx)",
+			 (unsigned long long)f);
+		goto out;
+	}
+	if (swapped(mem + THP - PAGE)) {
+		r = fail("the read fault mapped only part of the folio in the swap cache");
+		goto out;
 	}
 	pid = fork();
+	if (pid < 0) {
+		r = fail("fork: %s", strerror(errno));
+		goto out;
+	}
 	if (pid == 0)
 		_exit(0);
 	waitpid(pid, &status, 0);
-	pfn = pfn_of(mem + 17 * PAGE);
-	rich_fill(mem + 17 * PAGE, 0, PAGE, 6);
-	if (pfn_of(mem + 17 * PAGE) == pfn)
-		return fail("a page of a THP in the swap cache was reused (refcount includes the swap cache)");
-	if (rich_check(p, 0, sizeof(prime), 7)) {
+	pfn = pfn_of(mem + pg);
+	f = kpageflags_of(pfn);
+	if (!((f >> KPF_SWAPCACHE) & 1)) {
+		r = fail("the folio left the swap cache before our write (kpageflags %#llx)",
+			 (unsigned long long)f);
+		goto out;
+	}
+	rich_fill(mem + pg, 0, PAGE, 6);
+	if (pfn_of(mem + pg) == pfn)
+		r = fail("a page of a THP in the swap cache was reused (refcount includes the swap cache)");
+out:
+	post(&go);		/* the holder reads its swap entries back */
+	if (r == FAIL) {
+		static char own[sizeof(why)];
+
+		memcpy(own, why, sizeof(why));
+		if (reap(holder, msg.fd[0]) == FAIL)
+			strncat(own, "; the holder's check failed too",
+				sizeof(own) - strlen(own) - 1);
+		memcpy(why, own, sizeof(why));
+		munmap(p, sizeof(prime));
+		return FAIL;
+	}
+	if (reap(holder, msg.fd[0]) == FAIL || rich_check(p, 0, sizeof(prime), 7)) {
 		munmap(p, sizeof(prime));
 		return FAIL;
 	}
 	munmap(p, sizeof(prime));
-	if (rich_check(mem + 17 * PAGE, 0, PAGE, 6))
+	if (rich_check(mem + pg, 0, PAGE, 6))
 		return FAIL;
-	return rich_check(mem, 0, 17 * PAGE, 0) || rich_check(mem, 18 * PAGE, SIZE, 0) ? FAIL : PASS;
+	return rich_check(mem, 0, pg, 0) || rich_check(mem, pg + PAGE, SIZE, 0) ? FAIL : PASS;
 }
 
 static const struct scenario scenarios[] = {
@@ -454,7 +560,11 @@ int main(void)
 		printf("RUSTMM-TEST cow_swap.setup FAIL RUSTMM_COW_REUSE must be 0 or 1\n");
 		return 1;
 	}
+	mm_id_base = thp_kernel_has_mm_id("cow_swap");
+	if (mm_id_base < 0)
+		return 1;
 	precise = env[0] == '1';
+	mm_id_base = !precise && mm_id_base;
 	CPU_ZERO(&set);
 	CPU_SET(0, &set);
 	if (sched_setaffinity(0, sizeof(set), &set) ||
@@ -463,5 +573,6 @@ int main(void)
 		return 1;
 	}
 	return run_scenarios("cow_swap", scenarios, sizeof(scenarios) / sizeof(scenarios[0]),
-			     precise ? "[precise] " : "[base] ") ? 1 : 0;
+			     precise ? "[precise] " :
+			     mm_id_base ? "[base: mm_id, Linux >= 6.15] " : "[base] ") ? 1 : 0;
 }

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -370,6 +371,26 @@ static void thp_numa_restore(void)
  * THP test runs and restored at exit; numa_migrate turns it on for the
  * one scenario that tests it. 0, or -1 if it cannot be turned off.
  */
+/*
+ * Does the running kernel have upstream's MM owner tracking (CONFIG_MM_ID,
+ * Linux 6.15 and later: folio_maybe_mapped_shared() precise while at most
+ * two mms hold slots, COW reuse of PTE-mapped anon THP one PTE per fault)?
+ * The base kernel's expectations depend on it. 1 or 0; -1 (after a setup
+ * FAIL line naming @program) when uname(2) gives no release.
+ */
+static inline int thp_kernel_has_mm_id(const char *program)
+{
+	unsigned int major = 0, minor = 0;
+	struct utsname u;
+
+	if (uname(&u) || sscanf(u.release, "%u.%u", &major, &minor) != 2) {
+		printf("RUSTMM-TEST %s.setup FAIL cannot read the kernel release from uname()\n",
+		       program);
+		return -1;
+	}
+	return major > 6 || (major == 6 && minor >= 15);
+}
+
 static inline int thp_quiet_numa(void)
 {
 	if (read_sys("/proc/sys/kernel/numa_balancing", thp_numa_old, sizeof(thp_numa_old)))

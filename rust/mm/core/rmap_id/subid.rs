@@ -703,14 +703,12 @@ pub fn values_single_owner(class: &Class, mapcount: u64, values: &[u64]) -> bool
     let mut saw_n = false;
     for (&value, chunk) in values.iter().zip(chunks) {
         let mut rest = value;
-        let mut digits = 0u32;
-        // Terminates: `1 <= n <= P` makes the base at least 2, so `rest`
-        // at least halves per digit; and it stops at the chunk's width.
-        while rest != 0 {
-            if digits == chunk.bits {
-                // Something above the top digit: not a sum of n <= P
-                // sub-IDs of this chunk.
-                return false;
+        // At most the chunk's width of digits (no counter that could
+        // overflow: the loop bound is the width itself); a value of 0
+        // costs none.
+        for _ in 0..chunk.bits {
+            if rest == 0 {
+                break;
             }
             let digit = rest % base;
             rest /= base;
@@ -719,7 +717,11 @@ pub fn values_single_owner(class: &Class, mapcount: u64, values: &[u64]) -> bool
             } else if digit != 0 {
                 return false;
             }
-            digits += 1;
+        }
+        if rest != 0 {
+            // Something above the top digit: not a sum of n <= P sub-IDs
+            // of this chunk.
+            return false;
         }
     }
     saw_n
