@@ -144,13 +144,23 @@ fi
 mm="$KSRC/tools/testing/selftests/mm"
 cfg="$BUILD_DIR/ksft"
 mkdir -p "$cfg/plain" "$cfg/uring"
-echo '/* rust-mm: built without liburing */' > "$cfg/plain/local_config.h"
-echo '#define LOCAL_CONFIG_HAVE_LIBURING 1' > "$cfg/uring/local_config.h"
+# What check_config.sh would write (local_config.h on 6.12, local_config.h_gen
+# on 7.x), the helpers' file (thp_settings.c on 6.12, hugepage_settings.c on
+# 7.x) and lib.mk's -D_GNU_SOURCE where the tree's lib.mk has it (7.x's
+# sources rely on it).
+for f in local_config.h local_config.h_gen; do
+	echo '/* rust-mm: built without liburing */' > "$cfg/plain/$f"
+	echo '#define LOCAL_CONFIG_HAVE_LIBURING 1' > "$cfg/uring/$f"
+done
+settings_c=thp_settings.c
+[ -f "$mm/hugepage_settings.c" ] && settings_c=hugepage_settings.c
+gnu=()
+grep -q -- '-D_GNU_SOURCE=' "$KSRC/tools/testing/selftests/lib.mk" && gnu=(-D_GNU_SOURCE=)
 nksft=0
 while read -r name src args timeout sysctl build set; do
 	case "$name" in ''|'#'*) continue ;; esac
 	[[ " $SETS " == *" $set "* ]] || continue
-	extra=() libs=() inc="$cfg/plain" srcs=("$src" vm_util.c thp_settings.c)
+	extra=() libs=() inc="$cfg/plain" srcs=("$src" vm_util.c "$settings_c")
 	for b in ${build//,/ }; do
 		case "$b" in
 		-) ;;
@@ -162,7 +172,7 @@ while read -r name src args timeout sysctl build set; do
 		*) die "tests/userspace/ksft.list: unknown build option $b for $name" ;;
 		esac
 	done
-	(cd "$mm" && "$UCC" -O2 -static-pie -U_FORTIFY_SOURCE -isystem "$uapi/include" -I "$inc" \
+	(cd "$mm" && "$UCC" -O2 -static-pie -U_FORTIFY_SOURCE "${gnu[@]}" -isystem "$uapi/include" -I "$inc" \
 		-I . -I .. "${extra[@]}" -o "$ROOT/tests/ksft_mm_$name" "${srcs[@]}" \
 		"${libs[@]}" -lrt -lpthread -lm 2> "$BUILD_DIR/ksft-$name.build.log") ||
 		{ cat "$BUILD_DIR/ksft-$name.build.log"; die "cannot build tools/testing/selftests/mm/$src ($name)"; }
