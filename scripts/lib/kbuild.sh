@@ -30,20 +30,27 @@ kunit_py() { # SRC OUT ACTION ARGS...
 	# -accel tcg'. On these machines /dev/kvm is PVM, and a KUnit kernel
 	# booted there printed nothing in 10 minutes, where TCG runs every
 	# suite in seconds (docs/linux-7.3.md): put a qemu-system-* first on
-	# PATH that drops the accelerators other than TCG.
+	# PATH that drops the accelerators other than TCG. Its arm64 config
+	# also asks for '-cpu max' without 6.12's pauth-impdef=on, whose
+	# QARMA pointer authentication TCG emulates several times slower: the
+	# arm64 wrapper gives it back (the CPU every other arm64 guest of
+	# ours boots, scripts/lib/arch.sh).
 	if grep -q "'-accel', 'kvm'" "$src/tools/testing/kunit/kunit_kernel.py" 2>/dev/null; then
 		local w="$BUILD_DIR/qemu-tcg-only" q
 		mkdir -p "$w"
 		for q in qemu-system-x86_64 qemu-system-aarch64; do
-			local real
+			local real cpu=max
 			real="$(PATH="${PATH//$w:/}" command -v "$q")" || continue
+			[ "$q" = qemu-system-aarch64 ] && cpu=max,pauth-impdef=on
 			cat > "$w/$q" <<-EOF
 			#!/bin/sh
-			# rust-mm (scripts/lib/kbuild.sh: kunit_py): $q with TCG only.
+			# rust-mm (scripts/lib/kbuild.sh: kunit_py): $q with TCG only
+			# and '-cpu max' as -cpu $cpu.
 			n=\$#
 			while [ "\$n" -gt 0 ]; do
 			    a=\$1; shift; n=\$((n - 1))
 			    if [ "\$a" = -accel ] && [ "\$1" != tcg ]; then shift; n=\$((n - 1)); continue; fi
+			    if [ "\$a" = -cpu ] && [ "\$1" = max ]; then shift; n=\$((n - 1)); set -- "\$@" -cpu $cpu; continue; fi
 			    set -- "\$@" "\$a"
 			done
 			exec $real "\$@"
