@@ -12,7 +12,7 @@ TOPICS ?=
 
 .PHONY: all help run test test-all bisect setup doctor prepare series subid-tables \
 	docs-tables readme rust-project lint host-test kunit kcsan userspace userspace-off \
-	userspace-base bench profile bench-seqcount refresh-patches clean
+	userspace-base repro bench profile bench-seqcount refresh-patches clean
 
 all: run
 
@@ -61,6 +61,13 @@ userspace-off: prepare ## tests: the same on the patched tree with every option 
 
 userspace-base: prepare ## tests: the same on the unpatched tree
 	@bash $(S)/test/run-variant.sh base
+
+# REPRO="name[:arg,arg] ..." of tests/repro/ (default: every one, no
+# arguments); REPRO_KERNEL=<build dir> boots another kernel than the
+# unpatched one of make userspace-base.
+REPRO ?=
+repro: ## tests: reproducers of upstream problems (tests/repro) in one QEMU boot (REPRO=, REPRO_KERNEL=)
+	@bash $(S)/test/run-repro.sh $(REPRO)
 
 bisect: kunit ## tests: every prefix of the stack builds (part of test-all; hours)
 	@bash $(S)/test/bisect-build.sh
