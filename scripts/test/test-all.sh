@@ -10,6 +10,7 @@
 #     "all patched" of tests/userspace/ksft.list);
 #   - our KUnit suites on arm64's 16K and 64K page kernels (PMD THP orders
 #     11 and 13);
+#   - on a 7.x tree, our KUnit suites with CONFIG_NO_PAGE_MAPCOUNT=y;
 #   - our KUnit suites in a CONFIG_KCSAN=y build, and no KCSAN report from
 #     the series' code (scripts/test/run-kcsan.sh);
 #   - every mm selftest of tests/userspace/ksft.list (sets all, patched and
@@ -53,6 +54,16 @@ say "== KUnit on arm64's 16K and 64K page kernels =="
 for g in 16k 64k; do
 	stage "kunit-arm64-$g" kunit env ARCH=arm64 GRANULE=$g bash "$T/test/run-kunit.sh"
 done
+
+# A tree with CONFIG_NO_PAGE_MAPCOUNT (7.x: no per-page mapcounts of large
+# folios; the rmap values and the folio's mapcount are all there is):
+# our KUnit suites on a kernel with it, x86_64.
+if grep -q '^config NO_PAGE_MAPCOUNT$' "$KSRC/mm/Kconfig" 2>/dev/null; then
+	say "== KUnit with CONFIG_NO_PAGE_MAPCOUNT=y (x86_64) =="
+	KUNIT_BUILD="$BUILD_DIR/kunit-nopm" KUNIT_KCONFIG_ADD="CONFIG_NO_PAGE_MAPCOUNT=y" \
+		KUNIT_LOG="$BUILD_DIR/kunit-nopm.log" KUNIT_RESULTS="$BUILD_DIR/kunit-results-nopm.json" \
+		stage kunit-nopm kunit bash "$T/test/run-kunit.sh"
+fi
 
 say "== KUnit in a KCSAN build (x86_64, QEMU), no KCSAN report from the series' code =="
 stage kcsan kunit bash "$T/test/run-kcsan.sh"
