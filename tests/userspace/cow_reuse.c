@@ -843,19 +843,6 @@ static int threads_racing_on_one_folio_keep_every_write(char *mem)
 	return pfns_say(mem, before, 0, NR_PAGES, expect_reuse_after_child);
 }
 
-/* The mapcount /proc/kpagecount gives a page (0 if unreadable). */
-static uint64_t kpagecount_of(uint64_t pfn)
-{
-	uint64_t count = 0;
-	int fd = open("/proc/kpagecount", O_RDONLY);
-
-	if (fd >= 0 && pread(fd, &count, 8, pfn * 8) != 8)
-		count = 0;
-	if (fd >= 0)
-		close(fd);
-	return count;
-}
-
 /*
  * What the grandchild G of a double fork sends the test process over a
  * pipe: its checks' verdict, and per page the PFN at set-up (in P, before

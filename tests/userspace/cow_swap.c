@@ -26,6 +26,14 @@
  *    scenarios whose expectations depend on it, that is as precise as
  *    CONFIG_MM_RMAP_ID.
  *
+ * Two scenarios run on THPs that only the grandchild of a double fork maps
+ * (grandchild_run(), thp_test.h), where mm_id answers "maybe shared" for
+ * good and CONFIG_MM_RMAP_ID "exclusive": MADV_PAGEOUT of part of such a
+ * folio (7.3 skips it, precise splits it and pages the part out) and
+ * khugepaged with max_ptes_shared 0 (7.3 refuses to collapse it, precise
+ * collapses it). 6.12's first-page estimate calls those folios exclusive,
+ * as precise tracking does.
+ *
  * The data written is never a page of one repeated byte, so every page
  * really goes to the device (zram stores same-filled pages, and the swap
  * layer skips zero pages, without either being a write). Run as root with
@@ -541,6 +549,340 @@ out:
 	return rich_check(mem, 0, pg, 0) || rich_check(mem, pg + PAGE, SIZE, 0) ? FAIL : PASS;
 }
 
+/* In P (grandchild_run()): rich data, so that every page goes to swap. */
+static char *gc_rich(char *mem)
+{
+	if (!rich_area(mem)) {
+		fail("no THP after the rich fill");
+		return NULL;
+	}
+	return mem;
+}
+
+static int gc_rich_intact(const char *mem)
+{
+	return rich_check(mem, 0, SIZE, 0);
+}
+
+/*
+ * In the grandchild G of grandchild_run() (thp_test.h: the only mapper of
+ * both THPs, which on Linux >= 6.15 read "maybe shared" for good):
+ * MADV_PAGEOUT of the first THP whole, then of the first half of the
+ * second. What madvise_cold_or_pageout_pte_range() does with a PTE-mapped
+ * large folio, a batch of PTEs (madvise_folio_pte_batch()), read in 7.3's
+ * and 6.12's mm/madvise.c:
+ *  - The whole folio in range (nr == folio_nr_pages()) is never asked
+ *    whether it is shared: it goes to reclaim when its mapcount equals its
+ *    number of pages (7.3: mm/madvise.c:533-535; 6.12: :518-520), exact
+ *    here (512, all G's). Every kernel pages the first THP out: 512 of 512
+ *    pages swap entries in G's pagemap (whole, thp_swpout, or split by
+ *    the swap allocator, thp_swpout_fallback).
+ *  - Part of a folio (nr < folio_nr_pages()) is split, and its pages in
+ *    range then go out one by one, only if the folio is not shared (7.3:
+ *    folio_maybe_mapped_shared(), mm/madvise.c:499-503; 6.12:
+ *    folio_likely_mapped_shared(), :484-488); a shared one is skipped
+ *    whole. 7.3 (mm_id): "maybe shared" -- the half is skipped: nothing
+ *    split or paged out, the second THP whole at its PFNs. CONFIG_MM_RMAP_ID:
+ *    G maps all of it -- split (thp_split_page), the half's 256 pages out,
+ *    the other half mapped at its PFNs, order 0. 6.12: the first page's
+ *    mapcount is 1 -- "exclusive", as precise. (MADV_COLD takes the same
+ *    two paths, deactivating instead of paging out.)
+ * Then G reads every byte back (swap-in) and checks it: G alone maps the
+ * folios; P and C checked theirs before exiting.
+ */
+static int gc_pageout(char *mem)
+{
+	static uint64_t before[MAX_AREA_PAGES];
+	const int split = precise || !mm_id_base;	/* the half goes out */
+	char *second = mem + THP;
+	unsigned long out1 = 0, out2 = 0;
+	unsigned long long pswp0, thp0, split0, pswp1, thp1, pswp2, split2;
+
+	for (unsigned long i = 0; i < NR_PAGES; i++)
+		before[i] = pfn_of(mem + i * PAGE);
+	pswp0 = vmstat("pswpout");
+	thp0 = vmstat("thp_swpout") + vmstat("thp_swpout_fallback");
+	if (madvise(mem, THP, MADV_PAGEOUT))
+		return fail("MADV_PAGEOUT of the first THP: %s", strerror(errno));
+	pswp1 = vmstat("pswpout") - pswp0;
+	thp1 = vmstat("thp_swpout") + vmstat("thp_swpout_fallback") - thp0;
+	for (unsigned long i = 0; i < THP_PAGES; i++)
+		out1 += swapped(mem + i * PAGE);
+	pswp0 = vmstat("pswpout");
+	split0 = vmstat("thp_split_page");
+	if (madvise(second, THP / 2, MADV_PAGEOUT))
+		return fail("MADV_PAGEOUT of half the second THP: %s", strerror(errno));
+	pswp2 = vmstat("pswpout") - pswp0;
+	split2 = vmstat("thp_split_page") - split0;
+	for (unsigned long i = 0; i < THP_PAGES / 2; i++)
+		out2 += swapped(second + i * PAGE);
+	if (out1 != THP_PAGES)
+		return fail("the first THP, all in range: %lu/%lu pages out (pswpout +%llu, thp_swpout +%llu), want all on every kernel",
+			    out1, THP_PAGES, pswp1, thp1);
+	/* Out of range: mapped where it was, whatever happened to the rest. */
+	for (unsigned long i = THP_PAGES / 2; i < THP_PAGES; i++)
+		if (pfn_of(second + i * PAGE) != before[THP_PAGES + i])
+			return fail("page %lu of the second THP, out of range, moved or left", i);
+	if (split && out2 != THP_PAGES / 2)
+		return fail("half the second THP: %lu/%lu pages out (pswpout +%llu, thp_split_page +%llu), want all: only the grandchild maps the folio",
+			    out2, THP_PAGES / 2, pswp2, split2);
+	if (split && is_thp(second + THP - PAGE))
+		return fail("half the second THP went out but the rest is still a THP");
+	if (!split && out2)
+		return fail("half the second THP: %lu/%lu pages out (thp_split_page +%llu), want none: 7.3's mm_id says maybe shared",
+			    out2, THP_PAGES / 2, split2);
+	if (!split && !is_thp_of_size(second))
+		return fail("the second THP was split (thp_split_page +%llu), want it whole: 7.3's mm_id says maybe shared",
+			    split2);
+	if (rich_check(mem, 0, SIZE, 0))
+		return FAIL;
+	snprintf(why, sizeof(why),
+		 "(grandchild: whole THP %lu/%lu pages out, thp_swpout +%llu; half THP %lu/%lu out, %s, thp_split_page +%llu)",
+		 out1, THP_PAGES, thp1, out2, THP_PAGES / 2, is_thp(second + THP - PAGE) ?
+		 "left whole" : "split", split2);
+	return PASS;
+}
+
+static int pageout_takes_a_thp_only_the_grandchild_maps(char *mem)
+{
+	static const struct grandchild_ops ops = {
+		.prepare = gc_rich, .intact = gc_rich_intact, .work = gc_pageout,
+	};
+
+	(void)mem;	/* the test process's area: not used */
+	return grandchild_run(&ops);
+}
+
+#define KHUGEPAGED_SYS	THP_SYS "khugepaged/"
+
+/*
+ * khugepaged woken: max_ptes_shared 0, a short sleep after a failed
+ * allocation, a 10 ms scan period -- last, as writing a timer wakes it
+ * (init set both timers to a day).
+ */
+static const char *const khugepaged_knobs[][2] = {
+	{ KHUGEPAGED_SYS "max_ptes_shared", "0" },
+	{ KHUGEPAGED_SYS "alloc_sleep_millisecs", "100" },
+	{ KHUGEPAGED_SYS "scan_sleep_millisecs", "10" },
+};
+#define NR_KHUGEPAGED_KNOBS	(sizeof(khugepaged_knobs) / sizeof(khugepaged_knobs[0]))
+static char khugepaged_old[NR_KHUGEPAGED_KNOBS][32];
+static unsigned int khugepaged_saved;
+
+/*
+ * In the test process, once G is ready: the knobs' values, for
+ * khugepaged_restore(). PASS, or FAIL with why.
+ */
+static int khugepaged_save(void)
+{
+	for (khugepaged_saved = 0; khugepaged_saved < NR_KHUGEPAGED_KNOBS; khugepaged_saved++) {
+		char *old = khugepaged_old[khugepaged_saved];
+
+		if (read_sys(khugepaged_knobs[khugepaged_saved][0], old, sizeof(khugepaged_old[0])))
+			return fail("cannot read %s", khugepaged_knobs[khugepaged_saved][0]);
+		old[strcspn(old, "\n")] = 0;
+	}
+	return PASS;
+}
+
+/*
+ * In G, once it has taken its "before" picture: wake khugepaged (a
+ * collapse that began before the picture would show as pages that did
+ * not move). PASS, or FAIL with why.
+ */
+static int khugepaged_wake(void)
+{
+	for (unsigned int i = 0; i < NR_KHUGEPAGED_KNOBS; i++)
+		if (write_sys(khugepaged_knobs[i][0], khugepaged_knobs[i][1]))
+			return fail("cannot set %s to %s: %s", khugepaged_knobs[i][0],
+				    khugepaged_knobs[i][1], strerror(errno));
+	return PASS;
+}
+
+/*
+ * The knobs back in the same order: max_ptes_shared before the timer,
+ * whose write wakes khugepaged for one more pass.
+ */
+static void khugepaged_restore(void)
+{
+	for (unsigned int i = 0; i < khugepaged_saved; i++)
+		write_sys(khugepaged_knobs[i][0], khugepaged_old[i]);
+	khugepaged_saved = 0;
+}
+
+static unsigned long long khugepaged_full_scans(void)
+{
+	char buf[32];
+
+	return read_sys(KHUGEPAGED_SYS "full_scans", buf, sizeof(buf)) ? 0 :
+	       strtoull(buf, NULL, 10);
+}
+
+/* AnonHugePages (PMD-mapped anon THP) of the vma at @mem, in kB; -1 if none. */
+static long anon_huge_kb(const char *mem)
+{
+	char line[256];
+	unsigned long start, end;
+	long kb = -1;
+	int in = 0;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &start, &end) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+			in = start <= (uintptr_t)mem && (uintptr_t)mem < end;
+			continue;
+		}
+		if (in && sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
+			break;
+	}
+	if (f)
+		fclose(f);
+	return kb;
+}
+
+/* The byte G writes in each THP (page 7), and its data. */
+#define GC_BYTE	(7 * PAGE + 3)
+
+static int gc_collapse_check(const char *mem)
+{
+	for (unsigned long t = 0; t < SIZE; t += THP) {
+		if (rich_check(mem, t, t + GC_BYTE, 0) ||
+		    rich_check(mem, t + GC_BYTE + 1, t + THP, 0))
+			return FAIL;
+		if ((unsigned char)mem[t + GC_BYTE] != (rich(t + GC_BYTE, 0) ^ 0x5a))
+			return fail("lost the grandchild's byte at %#lx", t + GC_BYTE);
+	}
+	return PASS;
+}
+
+/*
+ * In the grandchild G of grandchild_run() (thp_test.h: the only mapper of
+ * both THPs, which on Linux >= 6.15 read "maybe shared" for good), with
+ * khugepaged's max_ptes_shared at 0: a PMD range any PTE of which maps a
+ * shared page must not be collapsed.
+ *
+ * MADV_COLLAPSE cannot show it: it does not apply max_ptes_shared (7.3:
+ * collapse_max_ptes_shared() is HPAGE_PMD_NR unless cc->is_khugepaged,
+ * mm/khugepaged.c:406-423, and "++shared > HPAGE_PMD_NR" never holds in a
+ * range of HPAGE_PMD_NR PTEs; 6.12: "cc->is_khugepaged && shared >
+ * khugepaged_max_ptes_shared", mm/khugepaged.c:1358-1359). So G wakes
+ * khugepaged itself once it has recorded its PFNs (khugepaged_wake(); a
+ * collapse racing with that record would look like pages that did not
+ * move), G waits up to 60 s
+ * reading its smaps' AnonHugePages and khugepaged/full_scans (complete
+ * passes over every registered mm; G's mm was registered at fork,
+ * khugepaged_fork(), as P's and C's were), and the test process puts the
+ * knobs back.
+ *
+ * khugepaged's scan counts, per present PTE of the range, whether its
+ * folio is shared, and refuses the range past max_ptes_shared
+ * (SCAN_EXCEED_SHARED_PTE, vmstat thp_scan_exceed_share_pte):
+ *  - 7.3 (mm_id): collapse_scan_pmd(), mm/khugepaged.c:1724-1731 (and
+ *    __collapse_huge_page_isolate(), :741-754): folio_maybe_mapped_shared()
+ *    is "maybe shared" at the range's first PTE: refused. Neither THP is
+ *    ever collapsed -- not at the default max_ptes_shared either
+ *    (HPAGE_PMD_NR / 2, :481: the range's 511 PTEs of that folio count
+ *    511 shared): both stay PTE-mapped where they were (AnonHugePages 0),
+ *    thp_scan_exceed_share_pte rising each pass.
+ *  - CONFIG_MM_RMAP_ID: exclusive: the scan succeeds, collapse_huge_page()
+ *    copies each THP into a new one mapped by a PMD: AnonHugePages
+ *    SIZE / 1024 kB, every PFN new, the data as it was.
+ *  - 6.12: hpage_collapse_scan_pmd(), mm/khugepaged.c:1356-1364:
+ *    folio_likely_mapped_shared() reads the first page's mapcount, 1:
+ *    exclusive, collapsed as precise.
+ * 6.12 also collapses no range without a writable PTE (SCAN_PAGE_RO,
+ * mm/khugepaged.c:1335-1336 and :1412-1413; 7.3 has no such check), and
+ * the fork left every PTE of G's write-protected: so G first writes one
+ * byte in each THP (GC_BYTE). 6.12 and 7.3's mm_id copy that page (6.12
+ * reuses no large folio; mm_id's bit forbids it, cow_reuse.c), so the
+ * range has one PTE of an order-0 folio, 511 of the THP;
+ * CONFIG_MM_RMAP_ID reuses it in place. A collapse also needs a young PTE
+ * (SCAN_LACK_REFERENCED_PAGE): G has read every page.
+ * Data (G's byte included) checked in G, the only process that maps it.
+ */
+static int gc_khugepaged(char *mem)
+{
+	static uint64_t before[MAX_AREA_PAGES];
+	const int collapse = precise || !mm_id_base;
+	unsigned long long scans0, exceed0, alloc0, scans, exceed, alloc;
+	long kb = -1;
+	int tenths;
+
+	for (unsigned long t = 0; t < SIZE; t += THP)
+		mem[t + GC_BYTE] ^= 0x5a;
+	for (unsigned long i = 0; i < NR_PAGES; i++)
+		before[i] = pfn_of(mem + i * PAGE);
+	scans0 = khugepaged_full_scans();
+	exceed0 = vmstat("thp_scan_exceed_share_pte");
+	alloc0 = vmstat("thp_collapse_alloc");
+	if (khugepaged_wake() == FAIL)
+		return FAIL;
+	for (tenths = 0; tenths < 600; tenths++) {
+		kb = anon_huge_kb(mem);
+		if (kb == (long)(SIZE >> 10))
+			break;
+		/*
+		 * Refused: three passes -- the first may have begun before
+		 * khugepaged was woken, the next two scanned all of G's mm.
+		 */
+		if (!collapse && khugepaged_full_scans() >= scans0 + 3)
+			break;
+		usleep(100 * 1000);
+	}
+	scans = khugepaged_full_scans() - scans0;
+	exceed = vmstat("thp_scan_exceed_share_pte") - exceed0;
+	alloc = vmstat("thp_collapse_alloc") - alloc0;
+	if (collapse && kb != (long)(SIZE >> 10))
+		return fail("AnonHugePages %ld of %lu kB after %d s (%llu full scans, thp_scan_exceed_share_pte +%llu, thp_collapse_alloc +%llu), want all collapsed: only the grandchild maps the THPs",
+			    kb, SIZE >> 10, tenths / 10, scans, exceed, alloc);
+	if (!collapse && kb != 0)
+		return fail("AnonHugePages %ld kB (%llu full scans, thp_collapse_alloc +%llu), want no collapse: 7.3's mm_id says maybe shared",
+			    kb, scans, alloc);
+	if (!collapse && scans < 3)
+		return fail("khugepaged made %llu full scans in 60 s, want 3", scans);
+	if (!collapse && exceed < SIZE / THP)
+		return fail("thp_scan_exceed_share_pte +%llu in %llu full scans, want each THP refused as shared",
+			    exceed, scans);
+	for (unsigned long i = 0, same = 0; collapse && i < NR_PAGES; i++) {
+		if (pfn_of(mem + i * PAGE) == before[i])
+			same++;
+		if (i == NR_PAGES - 1 && same)
+			return fail("%lu of %lu pages at their old pfns after the collapse (page 0: %#llx, was %#llx; last: %#llx, was %#llx; thp_collapse_alloc +%llu, AnonHugePages %ld kB)",
+				    same, NR_PAGES, (unsigned long long)pfn_of(mem),
+				    (unsigned long long)before[0],
+				    (unsigned long long)pfn_of(mem + (NR_PAGES - 1) * PAGE),
+				    (unsigned long long)before[NR_PAGES - 1], alloc, kb);
+	}
+	for (unsigned long i = 0; i < NR_PAGES; i++) {
+		uint64_t now = pfn_of(mem + i * PAGE);
+
+		if (!collapse && now != before[i])
+			return fail("page %lu moved (pfn %#llx -> %#llx) without a collapse", i,
+				    (unsigned long long)before[i], (unsigned long long)now);
+	}
+	for (unsigned long t = 0; collapse && t < SIZE; t += THP)
+		if (!is_thp_of_size(mem + t))
+			return fail("the collapsed range at %#lx is not one THP", t);
+	if (gc_collapse_check(mem) == FAIL)
+		return FAIL;
+	snprintf(why, sizeof(why),
+		 "(grandchild: AnonHugePages %ld kB after %llu full scans, thp_scan_exceed_share_pte +%llu, thp_collapse_alloc +%llu)",
+		 kb, scans, exceed, alloc);
+	return PASS;
+}
+
+static int khugepaged_collapses_a_thp_only_the_grandchild_maps(char *mem)
+{
+	static const struct grandchild_ops ops = {
+		.prepare = gc_rich, .intact = gc_rich_intact,
+		.arm = khugepaged_save, .disarm = khugepaged_restore,
+		.work = gc_khugepaged,
+	};
+
+	(void)mem;	/* the test process's area: not used */
+	return grandchild_run(&ops);
+}
+
 static const struct scenario scenarios[] = {
 	CASE(pageout_leaves_a_shared_thp_alone),
 	CASE(pageout_leaves_a_folio_the_child_still_maps),
@@ -548,6 +890,9 @@ static const struct scenario scenarios[] = {
 	CASE(swapped_thp_is_written_by_both_after_fork),
 	CASE(collapsed_after_swap_thp_is_reused),
 	CASE(swapcache_folio_is_not_reused),
+	CASE(pageout_takes_a_thp_only_the_grandchild_maps),
+	/* Last: it wakes khugepaged, which makes one more pass when put back. */
+	CASE(khugepaged_collapses_a_thp_only_the_grandchild_maps),
 };
 
 int main(void)

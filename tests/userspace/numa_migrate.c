@@ -17,7 +17,10 @@
  * per page (a THP the child fully unmapped moves on every kernel);
  * Linux >= 6.15 has upstream's mm_id (CONFIG_MM_ID), whose
  * folio_maybe_mapped_shared() is precise while at most two mms map the
- * folio, as here.
+ * folio, as here -- but not on a THP that only the grandchild of a double
+ * fork maps (grandchild_run(), thp_test.h): mm_id says "maybe shared" for
+ * good there and mbind() leaves it, where precise tracking (and 6.12's
+ * first-page estimate) moves it.
  *
  * It prints its plan, then "RUSTMM-TEST numa_migrate.<name> PASS|FAIL
  * <why>" per scenario (tests/userspace/result.h); no THP is a FAIL. With
@@ -249,6 +252,96 @@ static int mbind_leaves_thp_the_child_still_maps(char *mem)
 	return PASS;
 }
 
+/* In P (grandchild_run()): the area made on node 0, as area_on() says why. */
+static char *gc_on_node0(char *mem)
+{
+	return area_on(mem, 0);
+}
+
+static int gc_intact(const char *mem)
+{
+	return check(mem, 0, SIZE, 0);
+}
+
+/*
+ * In the grandchild G of grandchild_run() (thp_test.h: the only mapper of
+ * both THPs, which on Linux >= 6.15 read "maybe shared" for good):
+ * mbind(MPOL_BIND node 1, MPOL_MF_MOVE) of the area, made on node 0 in P.
+ * Without MPOL_MF_MOVE_ALL, queue_folios_pte_range() hands each folio to
+ * migrate_folio_add(), which queues it only if it is not shared, and
+ * skipping a shared one is no failure (mbind() returns 0):
+ *  - 7.3 (mm_id): folio_maybe_mapped_shared() (mm/mempolicy.c:1261) says
+ *    "maybe shared": neither THP moves, every page stays on node 0 at its
+ *    PFN, thp_migration_success unchanged, mbind() returns 0.
+ *  - CONFIG_MM_RMAP_ID: exclusive: both THPs move to node 1, as THP
+ *    (thp_migration_success +2).
+ *  - 6.12: folio_likely_mapped_shared() (mm/mempolicy.c:1039) reads the
+ *    first page's mapcount, 1: exclusive, moved as precise.
+ * G's is the folios' first migration (made on node 0, not moved there:
+ * area_on()). NUMA balancing is off while it runs: a hinting fault must not
+ * move what mbind() left. Data checked in G, the only process that maps it.
+ */
+static int gc_mbind(char *mem)
+{
+	static uint64_t before[MAX_AREA_PAGES];
+	const int move = precise || !mm_id_base;
+	unsigned long long mig0, thp0, mig, thp;
+	unsigned long on1;
+
+	for (unsigned long i = 0; i < NR_PAGES; i++)
+		before[i] = pfn_of(mem + i * PAGE);
+	mig0 = vmstat("pgmigrate_success");
+	thp0 = vmstat("thp_migration_success");
+	if (sys_mbind(mem, SIZE, MPOL_BIND, 1UL << 1, MPOL_MF_MOVE))
+		return fail("mbind: %s", strerror(errno));
+	mig = vmstat("pgmigrate_success") - mig0;
+	thp = vmstat("thp_migration_success") - thp0;
+	on1 = on_node(mem, NR_PAGES, 1);
+	if (move && on1 != NR_PAGES)
+		return fail("%lu of %lu pages moved to node 1 (thp_migration_success +%llu), want all: only the grandchild maps the THPs",
+			    on1, NR_PAGES, thp);
+	if (move && (thp != SIZE / THP || !is_thp(mem) || !is_thp(mem + THP)))
+		return fail("moved, but not as THP (thp_migration_success +%llu)", thp);
+	if (!move && (on1 || on_node(mem, NR_PAGES, 0) != NR_PAGES))
+		return fail("%lu of %lu pages moved to node 1 (thp_migration_success +%llu), want none: 7.3's mm_id says maybe shared",
+			    on1, NR_PAGES, thp);
+	for (unsigned long i = 0; !move && i < NR_PAGES; i++)
+		if (pfn_of(mem + i * PAGE) != before[i])
+			return fail("page %lu moved on node 0 (pfn %#llx -> %#llx)", i,
+				    (unsigned long long)before[i],
+				    (unsigned long long)pfn_of(mem + i * PAGE));
+	for (unsigned long t = 0; !move && t < SIZE; t += THP)
+		if (!is_thp_of_size(mem + t))
+			return fail("the THP at %#lx was split", t);
+	if (check(mem, 0, SIZE, 0))
+		return FAIL;
+	snprintf(why, sizeof(why),
+		 "(grandchild: %lu/%lu pages moved to node 1, thp_migration_success +%llu, pgmigrate_success +%llu)",
+		 on1, NR_PAGES, thp, mig);
+	return PASS;
+}
+
+static int mbind_moves_thp_only_the_grandchild_maps(char *mem)
+{
+	static const struct grandchild_ops ops = {
+		.prepare = gc_on_node0, .intact = gc_intact, .work = gc_mbind,
+	};
+	const char *knob = "/proc/sys/kernel/numa_balancing";
+	char old[16];
+	int r, balancing = !read_sys(knob, old, sizeof(old));
+
+	(void)mem;	/* the test process's area: not used */
+	if (balancing) {
+		old[strcspn(old, "\n")] = 0;
+		if (write_sys(knob, "0"))
+			return fail("cannot turn NUMA balancing off: %s", strerror(errno));
+	}
+	r = grandchild_run(&ops);
+	if (balancing)
+		write_sys(knob, old);
+	return r;
+}
+
 /*
  * move_pages() of THPs only we map (one address per THP: the folio moves
  * whole; its tail pages, asked for separately, would report -EBUSY while
@@ -357,6 +450,7 @@ static int numa_balancing_moves_thp_to_the_task(char *mem)
 static const struct scenario scenarios[] = {
 	CASE(mbind_moves_thp_the_child_unmapped),
 	CASE(mbind_leaves_thp_the_child_still_maps),
+	CASE(mbind_moves_thp_only_the_grandchild_maps),
 	CASE(move_pages_moves_thp_only_we_map),
 	CASE(numa_balancing_moves_thp_to_the_task),
 };

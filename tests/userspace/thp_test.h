@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/uio.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -96,6 +97,19 @@ static inline uint64_t kpageflags_of(uint64_t pfn)
 		flags = 0;
 	close(fd);
 	return flags;
+}
+
+/* The mapcount /proc/kpagecount gives a page (0 if unreadable). */
+static inline uint64_t kpagecount_of(uint64_t pfn)
+{
+	uint64_t count = 0;
+	int fd = open("/proc/kpagecount", O_RDONLY);
+
+	if (fd >= 0 && pread(fd, &count, 8, pfn * 8) != 8)
+		count = 0;
+	if (fd >= 0)
+		close(fd);
+	return count;
 }
 
 /*
@@ -617,6 +631,222 @@ static inline int run_scenarios(const char *program, const struct scenario *s,
 		report(name, s[i].name, r, note);
 	}
 	return failed;
+}
+
+/*
+ * The double fork of cow_reuse.c's grandchild_* scenarios, for a scenario
+ * whose grandchild does something else with the folios than write them:
+ * THPs that one process alone maps, which Linux >= 6.15's mm_id cannot
+ * tell from shared ones.
+ *
+ * The test process T maps none of the folios under test (it unmaps its
+ * own area first). P, a child of T, maps fresh PTE-mapped THPs (thp_area(),
+ * then @prepare), forks C, and C forks G; C, then P, check the data
+ * (@intact) and exit (C reaped by P, P by T). G -- orphaned when C exits,
+ * reparented to T, the child subreaper while this runs -- is then the
+ * folios' only mapper:
+ *  - Linux >= 6.15 (mm_id, 7.3's include/linux/rmap.h): P took slot 0 at
+ *    the first mapping, C slot 1 at fork, which set the "maybe shared" bit,
+ *    and no slot was free when C forked G (folio_add_return_large_mapcount(),
+ *    rmap.h:177-224): G's mappings are in the total only. C's and P's
+ *    exits free their slots, but the bit is cleared only when a slot then
+ *    holds every mapping (folio_sub_return_large_mapcount(), rmap.h:259-267),
+ *    and neither holds G's: folio_maybe_mapped_shared() (include/linux/mm.h:
+ *    2994-3018, mapcount 512 > 1, the bit) says "maybe shared" for as long
+ *    as G maps the folio.
+ *  - 6.12: folio_likely_mapped_shared() (include/linux/mm.h:2185-2203)
+ *    reads the first page's mapcount: 1 (G's), so "exclusive".
+ *  - CONFIG_MM_RMAP_ID: the rmap values count G's mappings: exclusive.
+ * G first checks that it is so: the PFNs P set up, whole THPs, every page
+ * mapped once (/proc/kpagecount: P's and C's mappings went with their
+ * mms), the data as P set it (@intact), the rmap recount (rmap_verify()).
+ * Then T runs @arm (NULL: nothing; the sysctls the scenario needs), G runs
+ * @work and sends T its verdict (PASS, FAIL or SKIP) and why[], and T runs
+ * @disarm (after @arm, whatever happened) and reaps G. Returns G's
+ * verdict, or FAIL with why[] for a failed set-up.
+ */
+struct grandchild_ops {
+	char *(*prepare)(char *mem);	/* in P: the area to use, or NULL (why[]) */
+	int (*intact)(const char *mem);	/* data as prepared: 0, or -1 (why[]) */
+	int (*arm)(void);		/* in T before @work: PASS, or FAIL (why[]) */
+	void (*disarm)(void);		/* in T after @work, if @arm ran */
+	int (*work)(char *mem);		/* in G: its verdict, and why[] */
+};
+
+/* The PFNs of P's area as set up, before any fork: G inherits them. */
+static uint64_t grandchild_pfns[MAX_AREA_PAGES];
+
+struct grandchild_verdict {
+	int r;
+	char msg[sizeof(why)];
+};
+
+/* In G before @work: is it the only mapper of the folios P set up? */
+static inline int grandchild_alone(char *mem, const struct grandchild_ops *ops)
+{
+	const unsigned long n = SIZE / PAGE;
+	uint64_t count = 0;
+	unsigned long i;
+
+	for (i = 0; i < n; i++) {
+		uint64_t pfn = pfn_of(mem + i * PAGE);
+
+		if (!pfn || pfn != grandchild_pfns[i])
+			return fail("page %lu moved before the grandchild's turn (pfn %#llx -> %#llx)",
+				    i, (unsigned long long)grandchild_pfns[i],
+				    (unsigned long long)pfn);
+	}
+	for (unsigned long t = 0; t < SIZE; t += THP)
+		if (!is_thp_of_size(mem + t))
+			return fail("the folio at %#lx is no longer one THP before the grandchild's turn",
+				    t);
+	/* A stray mm reference (mmget()) may delay P's or C's exit_mmap(). */
+	for (int tries = 0; tries < 200; tries++) {
+		for (i = 0; i < n; i++)
+			if ((count = kpagecount_of(grandchild_pfns[i])) != 1)
+				break;
+		if (i == n)
+			break;
+		usleep(10 * 1000);
+	}
+	if (i != n)
+		return fail("page %lu is mapped %llu times after P and C exited, want 1",
+			    i, (unsigned long long)count);
+	if (ops->intact(mem))
+		return FAIL;
+	return rmap_verify(mem, SIZE);
+}
+
+/* In G: wait for T, check, report ready, wait for T, work, send the verdict. */
+static inline void grandchild(char *mem, const struct grandchild_ops *ops, struct chan *go,
+			      struct chan *ready, struct chan *work, struct chan *out)
+{
+	struct grandchild_verdict v = { .r = FAIL };
+	const char *p = (const char *)&v;
+	ssize_t left = sizeof(v), n;
+	char b;
+
+	if (read(go->fd[0], &b, 1) != 1)
+		_exit(1);	/* the set-up failed: T says why */
+	why[0] = 0;
+	if (grandchild_alone(mem, ops) == PASS) {
+		post(ready);
+		if (read(work->fd[0], &b, 1) != 1)
+			_exit(1);	/* T could not arm: it says why */
+		why[0] = 0;
+		v.r = ops->work(mem);
+	}
+	memcpy(v.msg, why, sizeof(why));
+	while (left > 0 && (n = write(out->fd[1], p, left)) > 0) {
+		p += n;
+		left -= n;
+	}
+	_exit(left ? 1 : 0);
+}
+
+/* P: set up, fork C (which forks G), reap C, check, exit. */
+static inline void grandchild_parent(const struct grandchild_ops *ops, struct chan *go,
+				     struct chan *ready, struct chan *work, struct chan *msg,
+				     struct chan *out)
+{
+	char *mem;
+	pid_t c, g;
+
+	close(go->fd[1]);
+	close(ready->fd[0]);
+	close(work->fd[1]);
+	close(out->fd[0]);
+	why[0] = 0;
+	mem = thp_area();
+	if (mem && ops->prepare)
+		mem = ops->prepare(mem);
+	if (!mem) {
+		if (!why[0])
+			fail("P: mmap: %s", strerror(errno));
+		child_done(msg->fd[1], 1);
+	}
+	for (unsigned long i = 0; i < SIZE / PAGE; i++)
+		grandchild_pfns[i] = pfn_of(mem + i * PAGE);
+	c = fork();
+	if (c < 0) {
+		fail("P: fork: %s", strerror(errno));
+		child_done(msg->fd[1], 1);
+	}
+	if (c == 0) {
+		g = fork();
+		if (g == 0) {
+			close(msg->fd[0]);
+			close(msg->fd[1]);
+			grandchild(mem, ops, go, ready, work, out);
+		}
+		if (g < 0) {
+			fail("C: fork: %s", strerror(errno));
+			child_done(msg->fd[1], 1);
+		}
+		child_done(msg->fd[1], ops->intact(mem));	/* C maps it all */
+	}
+	child_done(msg->fd[1], reap(c, msg->fd[0]) == FAIL || ops->intact(mem));
+}
+
+static inline int grandchild_run(const struct grandchild_ops *ops)
+{
+	struct grandchild_verdict v;
+	struct chan go, ready, work, msg, out;
+	int res, st, status = 0, armed = 0;
+	ssize_t got = 0, n;
+	char b;
+	pid_t p;
+
+	munmap(raw_area, SIZE + THP);	/* T maps none of the folios */
+	chan_init(&go);
+	chan_init(&ready);
+	chan_init(&work);
+	chan_init(&msg);
+	chan_init(&out);
+	/* reap() reads a failed child's message: never block on it. */
+	fcntl(msg.fd[0], F_SETFL, O_NONBLOCK);
+	p = prctl(PR_SET_CHILD_SUBREAPER, 1) ? -1 : fork();
+	if (p == 0)
+		grandchild_parent(ops, &go, &ready, &work, &msg, &out);
+	close(go.fd[0]);
+	close(ready.fd[1]);
+	close(work.fd[0]);
+	close(msg.fd[1]);
+	close(out.fd[1]);
+	res = p < 0 ? fail("fork or PR_SET_CHILD_SUBREAPER: %s", strerror(errno)) :
+		      reap(p, msg.fd[0]);
+	if (res == PASS)
+		post(&go);
+	close(go.fd[1]);	/* G exits at once if not posted */
+	/* Only G holds the write end now: EOF if its checks failed. */
+	if (res == PASS && read(ready.fd[0], &b, 1) == 1) {
+		armed = 1;
+		if (ops->arm)
+			res = ops->arm();
+		if (res == PASS)
+			post(&work);
+	}
+	close(work.fd[1]);	/* G exits at once if not posted */
+	while (res == PASS && got < (ssize_t)sizeof(v) &&
+	       (n = read(out.fd[0], (char *)&v + got, sizeof(v) - got)) > 0)
+		got += n;
+	if (armed && ops->disarm)
+		ops->disarm();
+	close(ready.fd[0]);
+	close(out.fd[0]);
+	close(msg.fd[0]);
+	/* G (reparented here) and nobody else: the test process has no other child. */
+	while (waitpid(-1, &st, 0) > 0)
+		status = st;
+	prctl(PR_SET_CHILD_SUBREAPER, 0);
+	if (res != PASS)
+		return res;
+	if (got != (ssize_t)sizeof(v))
+		return fail("the grandchild's verdict has %zd of %zu bytes (its status %#x)",
+			    got, sizeof(v), status);
+	memcpy(why, v.msg, sizeof(why));
+	why[sizeof(why) - 1] = 0;
+	return v.r;
 }
 
 #endif /* RUSTMM_THP_TEST_H */
