@@ -43,7 +43,6 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <sys/ioctl.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 
@@ -844,201 +843,36 @@ static int threads_racing_on_one_folio_keep_every_write(char *mem)
 }
 
 /*
- * What the grandchild G of a double fork sends the test process over a
- * pipe: its checks' verdict, and per page the PFN at set-up (in P, before
- * any fork) and after G's writes, and whether the page is still in a THP.
+ * In G, the grandchild of grandchild_run() (thp_test.h; its checks before
+ * this one: the PFNs P set up, whole THPs, every page mapped once, seed 0,
+ * the rmap recount): G writes one byte of each page of the first folio; the
+ * second folio, never written, is the control. G reads its own writes and
+ * the rest of the data as of fork. Then the first folio's pages (all
+ * written) must have kept the PFNs P recorded before any fork
+ * (grandchild_pfns[]) and stayed in a THP if expect_reuse, or must all have
+ * moved; the second folio's must not have moved on any kernel. PASS with
+ * the counts in why[], or FAIL (with why).
  */
-static struct gc_report {
-	int bad;			/* a check in G failed: msg says which */
-	char msg[sizeof(why)];
-	long faults;			/* G's minor faults while it wrote */
-	uint64_t before[MAX_AREA_PAGES];
-	uint64_t after[MAX_AREA_PAGES];
-	unsigned char thp[MAX_AREA_PAGES];
-} gc_report;
-
-/*
- * In G, once P and C are reaped: the area must still be the folios P set up
- * (same PFNs, whole THPs, seed 0), mapped by G alone (a page mapcount of 1:
- * P's and C's mappings are gone with their mms). Then G writes one byte of
- * each page of the first folio; the second folio, never written, is the
- * control: its pages must not move on any kernel. FAIL (with why) or PASS.
- */
-static int grandchild_writes(char *mem)
+static int gc_write(char *mem)
 {
 	const unsigned long n = THP / PAGE;
-	static uint64_t now[MAX_AREA_PAGES];
-	uint64_t count = 0;
-	unsigned long i = 0;
+	const int want_reuse = expect_reuse;
+	static uint64_t after[MAX_AREA_PAGES];
+	static unsigned char thp[MAX_AREA_PAGES];
+	const uint64_t *before = grandchild_pfns;
+	unsigned long copied = 0;
+	long faults;
 
-	pfns(mem, now);
-	for (i = 0; i < NR_PAGES; i++)
-		if (!now[i] || now[i] != gc_report.before[i])
-			return fail("page %lu moved before the grandchild wrote (pfn %#llx -> %#llx)",
-				    i, (unsigned long long)gc_report.before[i],
-				    (unsigned long long)now[i]);
-	for (unsigned long t = 0; t < SIZE; t += THP)
-		if (!is_thp_of_size(mem + t))
-			return fail("the folio at %#lx is no longer one THP before the writes", t);
-	/*
-	 * P's and C's exit_mmap() ran before they could be reaped, unless a
-	 * stray mm reference (mmget()) delayed it: give that a moment.
-	 */
-	for (int tries = 0; tries < 200; tries++) {
-		for (i = 0; i < NR_PAGES; i++)
-			if ((count = kpagecount_of(now[i])) != 1)
-				break;
-		if (i == NR_PAGES)
-			break;
-		usleep(10 * 1000);
-	}
-	if (i != NR_PAGES)
-		return fail("page %lu is mapped %llu times after P and C exited, want 1",
-			    i, (unsigned long long)count);
-	if (check(mem, 0, SIZE, 0) || rmap_verify(mem, SIZE) == FAIL)
-		return FAIL;
-	gc_report.faults = touch(mem, 0, n, NULL);
+	faults = touch(mem, 0, n, NULL);
 	if (check_touched(mem, 0, n) == FAIL || check(mem, THP, SIZE, 0))
 		return FAIL;
-	pfns(mem, gc_report.after);
-	for (i = 0; i < NR_PAGES; i++)
-		gc_report.thp[i] = (unsigned char)is_thp(mem + i * PAGE);
-	return rmap_verify(mem, SIZE);
-}
-
-/*
- * P, a child of the test process: it maps fresh PTE-mapped THPs (the test
- * process's own area, inherited, is dropped: it is not under test), forks C,
- * which forks G; C unmaps the second half of the first folio if @half_unmap;
- * C exits and P reaps it, then P exits. G waits for @go (posted once the
- * test process has reaped P), writes (grandchild_writes()) and sends
- * gc_report to @out. Failures of P and C go to @msg (child_done()).
- */
-static void double_fork_parent(int half_unmap, struct chan *go, struct chan *msg,
-			       struct chan *out)
-{
-	char *mem, b;
-	pid_t c, g;
-	int bad = 0;
-
-	close(go->fd[1]);
-	close(out->fd[0]);
-	munmap(raw_area, SIZE + THP);
-	why[0] = 0;
-	mem = thp_area();
-	if (!mem) {
-		if (!why[0])
-			fail("P: mmap: %s", strerror(errno));
-		child_done(msg->fd[1], 1);
-	}
-	pfns(mem, gc_report.before);
-	c = fork();
-	if (c < 0) {
-		fail("P: fork: %s", strerror(errno));
-		child_done(msg->fd[1], 1);
-	}
-	if (c == 0) {
-		g = fork();
-		if (g == 0) {
-			ssize_t left = sizeof(gc_report), n;
-			const char *p = (const char *)&gc_report;
-
-			close(msg->fd[0]);
-			close(msg->fd[1]);
-			if (read(go->fd[0], &b, 1) != 1)
-				_exit(1);	/* set-up failed: nothing to do */
-			why[0] = 0;
-			gc_report.bad = grandchild_writes(mem) != PASS;
-			memcpy(gc_report.msg, why, sizeof(why));
-			while (left > 0 && (n = write(out->fd[1], p, left)) > 0) {
-				p += n;
-				left -= n;
-			}
-			_exit(left ? 1 : 0);
-		}
-		if (g < 0) {
-			fail("C: fork: %s", strerror(errno));
-			child_done(msg->fd[1], 1);
-		}
-		if (half_unmap) {
-			if (munmap(mem + THP / 2, THP / 2)) {
-				fail("C: munmap: %s", strerror(errno));
-				child_done(msg->fd[1], 1);
-			}
-			bad = rmap_verify(mem, SIZE) == FAIL;
-		}
-		/* What C still maps holds the data as of fork. */
-		if (!bad)
-			bad = check(mem, 0, half_unmap ? THP / 2 : THP, 0) ||
-			      check(mem, THP, SIZE, 0);
-		child_done(msg->fd[1], bad);
-	}
-	bad = reap(c, msg->fd[0]) == FAIL;
-	if (!bad)
-		bad = check(mem, 0, SIZE, 0);
-	child_done(msg->fd[1], bad);
-}
-
-/*
- * The test process's part of a double fork (double_fork_parent()): it maps
- * none of the folios under test. It is the child subreaper while the
- * scenario runs, so that G, orphaned when C exits, is reparented to it and
- * reaped here. It reaps P (C is reaped by P), posts @go, reads G's report
- * and judges it: the first folio's pages (all written by G) must have kept
- * their PFNs and stayed in a THP if @want_reuse, or must all have moved;
- * the second folio's (never written) must not have moved on any kernel.
- */
-static int double_fork(int half_unmap, int want_reuse)
-{
-	const unsigned long n = THP / PAGE;
-	struct chan go, msg, out;
-	unsigned long copied = 0;
-	ssize_t got = 0, r;
-	int res, st, status = 0;
-	pid_t p;
-
-	chan_init(&go);
-	chan_init(&msg);
-	chan_init(&out);
-	/* reap() reads a failed child's message: never block on it. */
-	fcntl(msg.fd[0], F_SETFL, O_NONBLOCK);
-	memset(&gc_report, 0, sizeof(gc_report));
-	if (prctl(PR_SET_CHILD_SUBREAPER, 1))
-		return fail("PR_SET_CHILD_SUBREAPER: %s", strerror(errno));
-	p = fork();
-	if (p == 0)
-		double_fork_parent(half_unmap, &go, &msg, &out);
-	close(go.fd[0]);
-	close(msg.fd[1]);
-	close(out.fd[1]);
-	if (p < 0)
-		res = fail("fork: %s", strerror(errno));
-	else
-		res = reap(p, msg.fd[0]);
-	if (res == PASS)
-		post(&go);
-	close(go.fd[1]);	/* G exits at once if not posted */
-	while (res == PASS && got < (ssize_t)sizeof(gc_report) &&
-	       (r = read(out.fd[0], (char *)&gc_report + got, sizeof(gc_report) - got)) > 0)
-		got += r;
-	close(out.fd[0]);
-	close(msg.fd[0]);
-	/* G (reparented here) and nobody else: the test process has no other child. */
-	while (waitpid(-1, &st, 0) > 0)
-		status = st;
-	prctl(PR_SET_CHILD_SUBREAPER, 0);
-	if (res != PASS)
-		return res;
-	if (got != (ssize_t)sizeof(gc_report))
-		return fail("the grandchild's report has %zd of %zu bytes (its status %#x)",
-			    got, sizeof(gc_report), status);
-	if (gc_report.bad) {
-		memcpy(why, gc_report.msg, sizeof(why));
-		why[sizeof(why) - 1] = 0;
+	pfns(mem, after);
+	for (unsigned long i = 0; i < NR_PAGES; i++)
+		thp[i] = (unsigned char)is_thp(mem + i * PAGE);
+	if (rmap_verify(mem, SIZE) == FAIL)
 		return FAIL;
-	}
 	for (unsigned long i = 0; i < NR_PAGES; i++) {
-		uint64_t b = gc_report.before[i], a = gc_report.after[i];
+		uint64_t b = before[i], a = after[i];
 
 		if (!b || !a)
 			return fail("page %lu has no PFN (not root?)", i);
@@ -1048,28 +882,50 @@ static int double_fork(int half_unmap, int want_reuse)
 		copied += i < n && a != b;
 	}
 	for (unsigned long i = 0; i < n; i++) {
-		uint64_t b = gc_report.before[i], a = gc_report.after[i];
+		uint64_t b = before[i], a = after[i];
 
 		if (want_reuse && a != b)
 			return fail("page %lu was copied (pfn %#llx -> %#llx), want reuse (%lu/%lu written pages copied)",
 				    i, (unsigned long long)b, (unsigned long long)a, copied, n);
-		if (want_reuse && !gc_report.thp[i])
+		if (want_reuse && !thp[i])
 			return fail("page %lu is no longer part of a THP", i);
 		if (!want_reuse && a == b)
 			return fail("page %lu was reused (pfn %#llx), want a copy (%lu/%lu written pages copied)",
 				    i, (unsigned long long)b, copied, n);
 	}
 	snprintf(why, sizeof(why), "(grandchild: %lu/%lu written pages copied, %ld write faults)",
-		 copied, n, gc_report.faults);
+		 copied, n, faults);
 	return PASS;
 }
 
+/* In P, C (without @in_c) and G (grandchild_run()): the data as of fork. */
+static int gc_intact(const char *mem)
+{
+	return check(mem, 0, SIZE, 0);
+}
+
 /*
- * The double fork: P (a child of the test process) maps the area's two
- * PTE-mapped THPs, forks C, C forks G; P and C exit (reaped) and G -- the
- * folios' only mapper now -- writes a byte to every page of the first
- * folio (the second, never written, is the control). The test process maps
- * none of it. For the first folio:
+ * In C, after forking G and before it exits: unmap the second half of the
+ * first folio, recount, and check that what C still maps holds the data as
+ * of fork. 0, or -1 (why[]).
+ */
+static int gc_half_unmap(char *mem)
+{
+	if (munmap(mem + THP / 2, THP / 2)) {
+		fail("C: munmap: %s", strerror(errno));
+		return -1;
+	}
+	if (rmap_verify(mem, SIZE) == FAIL)
+		return -1;
+	return check(mem, 0, THP / 2, 0) || check(mem, THP, SIZE, 0) ? -1 : 0;
+}
+
+/*
+ * The double fork (grandchild_run(), thp_test.h): P (a child of the test
+ * process) maps the area's two PTE-mapped THPs, forks C, C forks G; P and
+ * C exit (reaped) and G -- the folios' only mapper now -- writes a byte to
+ * every page of the first folio (the second, never written, is the
+ * control). The test process maps none of it. For the first folio:
  *  - RUSTMM_COW_REUSE=1 (CONFIG_MM_RMAP_ID): G is the only mapper, so its
  *    write faults reuse the folio: every page keeps its PFN.
  *  - Linux 6.12: no large folio is ever reused: every written page moves.
@@ -1084,8 +940,12 @@ static int double_fork(int half_unmap, int want_reuse)
  */
 static int grandchild_after_parent_and_child_exit_reuses(char *mem)
 {
+	static const struct grandchild_ops ops = {
+		.intact = gc_intact, .work = gc_write,
+	};
+
 	(void)mem;	/* the test process's area: not used */
-	return double_fork(0, expect_reuse);
+	return grandchild_run(&ops);
 }
 
 /*
@@ -1098,8 +958,12 @@ static int grandchild_after_parent_and_child_exit_reuses(char *mem)
  */
 static int grandchild_after_half_unmap_reuses(char *mem)
 {
+	static const struct grandchild_ops ops = {
+		.intact = gc_intact, .in_c = gc_half_unmap, .work = gc_write,
+	};
+
 	(void)mem;	/* the test process's area: not used */
-	return double_fork(1, expect_reuse);
+	return grandchild_run(&ops);
 }
 
 static const struct scenario scenarios[] = {

@@ -718,28 +718,6 @@ static unsigned long long khugepaged_full_scans(void)
 	       strtoull(buf, NULL, 10);
 }
 
-/* AnonHugePages (PMD-mapped anon THP) of the vma at @mem, in kB; -1 if none. */
-static long anon_huge_kb(const char *mem)
-{
-	char line[256];
-	unsigned long start, end;
-	long kb = -1;
-	int in = 0;
-	FILE *f = fopen("/proc/self/smaps", "r");
-
-	while (f && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx ", &start, &end) == 2 && strchr(line, '-') < strchr(line, ' ')) {
-			in = start <= (uintptr_t)mem && (uintptr_t)mem < end;
-			continue;
-		}
-		if (in && sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
-			break;
-	}
-	if (f)
-		fclose(f);
-	return kb;
-}
-
 /* The byte G writes in each THP (page 7), and its data. */
 #define GC_BYTE	(7 * PAGE + 3)
 
@@ -818,7 +796,7 @@ static int gc_khugepaged(char *mem)
 	if (khugepaged_wake() == FAIL)
 		return FAIL;
 	for (tenths = 0; tenths < 600; tenths++) {
-		kb = anon_huge_kb(mem);
+		kb = smaps_kb(mem, "AnonHugePages");	/* PMD-mapped anon THP */
 		if (kb == (long)(SIZE >> 10))
 			break;
 		/*

@@ -99,28 +99,6 @@ static int read_entries(int fd, const char *mem, uint64_t *e, unsigned long batc
 	return PASS;
 }
 
-/* Swap in kB of the smaps entry of the vma at @mem (-1 if not found). */
-static long smaps_swap_kb(const char *mem)
-{
-	char line[256];
-	unsigned long start, end;
-	long kb = -1;
-	int in = 0;
-	FILE *f = fopen("/proc/self/smaps", "r");
-
-	while (f && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx ", &start, &end) == 2 && strchr(line, '-') < strchr(line, ' ')) {
-			in = start == (uintptr_t)mem;
-			continue;
-		}
-		if (in && sscanf(line, "Swap: %ld kB", &kb) == 1)
-			break;
-	}
-	if (f)
-		fclose(f);
-	return kb;
-}
-
 /* Pages of [mem, mem + NR pages) mincore() calls resident. */
 static int resident(const char *mem, unsigned char *vec)
 {
@@ -327,9 +305,9 @@ static int swapped_shared_pages_are_found(const char *kind)
 
 		for (unsigned long i = 0; i < NR; i++)
 			n += !!(e[i] & PM_SWAP);
-		if (smaps_swap_kb(mem) != (long)(n * PAGE / 1024))
+		if (smaps_kb(mem, "Swap") != (long)(n * PAGE / 1024))
 			r = fail("%lu pages read swapped, smaps says Swap: %ld kB", n,
-				 smaps_swap_kb(mem));
+				 smaps_kb(mem, "Swap"));
 	}
 	/* Nothing was faulted back in by the reads. */
 	if (r == PASS && vmstat("pswpin") != in0)

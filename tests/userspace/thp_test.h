@@ -243,6 +243,33 @@ static inline unsigned long long vmstat(const char *name)
 	return found;
 }
 
+/*
+ * Field @field ("Swap", "AnonHugePages") of the smaps entry of the vma
+ * that holds @mem, in kB; -1 if there is none.
+ */
+static inline long smaps_kb(const char *mem, const char *field)
+{
+	char line[256];
+	unsigned long start, end;
+	size_t len = strlen(field);
+	long kb = -1;
+	int in = 0;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &start, &end) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+			in = start <= (uintptr_t)mem && (uintptr_t)mem < end;
+			continue;
+		}
+		if (in && !strncmp(line, field, len) && line[len] == ':' &&
+		    sscanf(line + len + 1, "%ld kB", &kb) == 1)
+			break;
+	}
+	if (f)
+		fclose(f);
+	return kb;
+}
+
 /* Write @val to a sysctl or sysfs file: 0, or -1. */
 static inline int write_sys(const char *path, const char *val)
 {
@@ -634,17 +661,17 @@ static inline int run_scenarios(const char *program, const struct scenario *s,
 }
 
 /*
- * The double fork of cow_reuse.c's grandchild_* scenarios, for a scenario
- * whose grandchild does something else with the folios than write them:
- * THPs that one process alone maps, which Linux >= 6.15's mm_id cannot
- * tell from shared ones.
+ * The double fork of the grandchild_* scenarios (cow_reuse.c: G writes the
+ * folios; cow_swap.c, numa_migrate.c: G pages them out, has khugepaged
+ * collapse them, mbind()s them): THPs that one process alone maps, which
+ * Linux >= 6.15's mm_id cannot tell from shared ones.
  *
  * The test process T maps none of the folios under test (it unmaps its
  * own area first). P, a child of T, maps fresh PTE-mapped THPs (thp_area(),
- * then @prepare), forks C, and C forks G; C, then P, check the data
- * (@intact) and exit (C reaped by P, P by T). G -- orphaned when C exits,
- * reparented to T, the child subreaper while this runs -- is then the
- * folios' only mapper:
+ * then @prepare), forks C, and C forks G; C (@in_c, or else @intact), then
+ * P (@intact), check the data and exit (C reaped by P, P by T). G --
+ * orphaned when C exits, reparented to T, the child subreaper while this
+ * runs -- is then the folios' only mapper:
  *  - Linux >= 6.15 (mm_id, 7.3's include/linux/rmap.h): P took slot 0 at
  *    the first mapping, C slot 1 at fork, which set the "maybe shared" bit,
  *    and no slot was free when C forked G (folio_add_return_large_mapcount(),
@@ -668,6 +695,8 @@ static inline int run_scenarios(const char *program, const struct scenario *s,
 struct grandchild_ops {
 	char *(*prepare)(char *mem);	/* in P: the area to use, or NULL (why[]) */
 	int (*intact)(const char *mem);	/* data as prepared: 0, or -1 (why[]) */
+	int (*in_c)(char *mem);		/* in C after forking G, instead of @intact
+					   (NULL: @intact): 0, or -1 (why[]) */
 	int (*arm)(void);		/* in T before @work: PASS, or FAIL (why[]) */
 	void (*disarm)(void);		/* in T after @work, if @arm ran */
 	int (*work)(char *mem);		/* in G: its verdict, and why[] */
@@ -783,7 +812,8 @@ static inline void grandchild_parent(const struct grandchild_ops *ops, struct ch
 			fail("C: fork: %s", strerror(errno));
 			child_done(msg->fd[1], 1);
 		}
-		child_done(msg->fd[1], ops->intact(mem));	/* C maps it all */
+		/* C maps it all, unless @in_c unmaps some. */
+		child_done(msg->fd[1], ops->in_c ? ops->in_c(mem) : ops->intact(mem));
 	}
 	child_done(msg->fd[1], reap(c, msg->fd[0]) == FAIL || ops->intact(mem));
 }
