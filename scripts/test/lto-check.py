@@ -80,8 +80,8 @@ MAY_VANISH = {"wp_reuse_folio_ptes", "folio_mapped_shared"}
 # Linux 7.3 (RUST_MM_BASE=7.3): the rmap values replace mm_id, whose
 # updates 7.3 inlines into every rmap function, folio_add_new_anon_rmap()
 # and fork's dup helpers included; ours are inlined in the same places
-# (no out-of-line C function is kept for order-0 callers: 7.3's own
-# large-folio code is inline there). The reader is
+# (7.3's own large-folio code is inline there), except fork's, whose
+# order-0 loop the inline update slowed down. The reader is
 # folio_maybe_mapped_shared(), inline in its 15 callers (two named here).
 ENTRY_POINTS_7_3 = [
     "rust_folio_rmap_add",
@@ -104,9 +104,14 @@ CALLERS_7_3 = {
     "wp_reuse_folio_ptes": ["rust_folio_rmap_reuse_window"],
     "madvise_cold_or_pageout_pte_range": ["rust_folio_rmap_sole_mapper"],
     "folio_referenced_one": ["rust_folio_rmap_sole_mapper"],
+    # fork: the update is out of line (__preserve_most), so that the
+    # order-0 PTE loop of copy_page_range() keeps its registers.
+    "folio_dup_tracked_mapcount": ["rust_folio_rmap_add"],
+    "copy_page_range": [],
 }
+OUT_OF_LINE_7_3 = {"copy_page_range": "folio_dup_tracked_mapcount"}
 if os.environ.get("RUST_MM_BASE") == "7.3":
-    ENTRY_POINTS, CALLERS, OUT_OF_LINE, MAY_VANISH = ENTRY_POINTS_7_3, CALLERS_7_3, {}, set()
+    ENTRY_POINTS, CALLERS, OUT_OF_LINE, MAY_VANISH = ENTRY_POINTS_7_3, CALLERS_7_3, OUT_OF_LINE_7_3, set()
 
 FUNC = re.compile(r"^([0-9a-f]+) <([^>]+)>:$")
 # x86: call/jmp (a tail call); arm64: bl/b. Direct branches name their
