@@ -123,6 +123,7 @@ class Program:
         self.plan_dups = []
         self.results = []        # (case, status, why, note)
         self.tap_plan = None
+        self.steps = []          # indices in results of khugepaged's step lines
         self.totals = None       # kselftest "# Totals:" as a dict
         self.uffd_total = None
         self.kernel = []         # kernel reports while it ran
@@ -237,6 +238,7 @@ class Boot:
             m = re.match(r"(.*\S)\s+(OK|Fail|Skip)\s*$", line)
             if m and prog.name.startswith("ksft_mm_khugepaged"):
                 status = {"OK": PASS, "Fail": FAIL, "Skip": SKIP}[m.group(2)]
+                prog.steps.append(len(prog.results))
                 prog.results.append((f"{ktest}: {m.group(1)}", status,
                                      "khugepaged step" if status == SKIP else "", note))
                 continue
@@ -358,6 +360,13 @@ def judge_ours(p, add):
 def judge_ksft(p, add, compared):
     name = p.name
     seen = {}
+    # khugepaged of 7.x is TAP (a plan, an "ok" line per test) and still
+    # prints its step lines: with a plan, the TAP lines are its results
+    # (a failed step makes its test "not ok"); without (6.12), the steps.
+    if p.tap_plan is not None and p.steps:
+        steps = set(p.steps)
+        p.results = [r for i, r in enumerate(p.results) if i not in steps]
+        p.steps = []
     for case, status, why, note in p.results:
         n = seen.get(case, 0) + 1
         seen[case] = n

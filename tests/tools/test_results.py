@@ -198,6 +198,23 @@ class Console(unittest.TestCase):
         self.assertIn("ksft_mm_x: 1 SKIP (no swap): 2 b", out)
         self.assertIn("1 selftest results left to the parity check", out)
 
+    def test_khugepaged_of_7x_counts_its_tap_lines_not_its_steps(self):
+        text = ("RUSTMM-PROGRAM ksft_mm_khugepaged start\n"
+                "# Save THP and khugepaged settings... \x1b[32mOK\x1b[0m\n1..2\n"
+                "# Run test: collapse_full (khugepaged:anon)\n"
+                "# Collapse multiple fully populated PTE table.... \x1b[32mOK\x1b[0m\n"
+                "ok 1 collapse_full\n# Run test: collapse_empty (khugepaged:anon)\n"
+                "# Do not collapse empty PTE table.... \x1b[31mFail\x1b[0m\n"
+                "not ok 2 collapse_empty\n"
+                "RUSTMM-PROGRAM ksft_mm_khugepaged exit 1\nRUSTMM-DONE 1 programs\n")
+        p, f, s, out = self.run_console(text, order=["ksft_mm_khugepaged"])
+        # The two TAP results, one failed; no step line counted, so the
+        # plan (1..2) matches.
+        self.assertEqual(f, 1, out)
+        self.assertIn("ksft_mm_khugepaged: 2 collapse_empty FAIL", out)
+        self.assertNotIn("TAP plan", out)
+        self.assertNotIn("Collapse multiple", out)
+
     def test_khugepaged_and_uffd_formats_are_read(self):
         text = ("RUSTMM-PROGRAM ksft_mm_khugepaged start\nRun test: collapse (anon)\n"
                 "Collapse fully populated PTE table.... \x1b[0;32mOK\x1b[0m\n"
