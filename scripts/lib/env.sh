@@ -3,6 +3,18 @@
 #
 die() { echo "rust-mm: error: $*" >&2; exit 1; }
 say() { echo "rust-mm: $*"; }
+# How a guest of init.c (tests/userspace/init.c) ended, from QEMU's exit
+# code under timeout(1) and its console: "" if it reached RUSTMM-DONE,
+# else why not.
+guest_broken() { # RC CONSOLE TIMEOUT
+	if [ "$1" -eq 124 ]; then
+		echo "the guest did not finish within ${3}s (hung)"
+	elif grep -q 'Kernel panic' "$2"; then
+		echo "the guest kernel panicked"
+	elif ! grep -q '^RUSTMM-DONE' "$2"; then
+		echo "the guest stopped before init's end marker RUSTMM-DONE (qemu exit $1)"
+	fi
+}
 
 RUST_MM_TOP="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 

@@ -136,14 +136,7 @@ END {
 warn="$(grep -E '(WARNING|BUG):|Oops|Kernel panic' "$LOG.txt" | head -n 10)"
 [ -z "$warn" ] || { echo "rust-mm: kernel warnings/BUGs in $LOG.txt:"; sed 's/^/  | /' <<<"$warn"; }
 
-broken=""
-if [ "$rc" -eq 124 ]; then
-	broken="the guest did not finish within ${TIMEOUT}s (hung)"
-elif grep -q 'Kernel panic' "$LOG.txt"; then
-	broken="the guest kernel panicked"
-elif ! grep -q '^RUSTMM-DONE' "$LOG.txt"; then
-	broken="the guest stopped before init's end marker RUSTMM-DONE (qemu exit $rc)"
-fi
+broken="$(guest_broken "$rc" "$LOG.txt" "$TIMEOUT")"
 if [ -n "$broken" ]; then
 	echo "rust-mm: console tail ($LOG.txt):"
 	tail -n 30 "$LOG.txt" | sed 's/^/  | /'

@@ -231,14 +231,7 @@ timeout "$TIMEOUT" "$QEMU" -nodefaults "${QEMU_ARGS[@]}" "${cpu[@]}" -m "$mem" -
 rc=$?
 tr -d '\r' < "$LOG" > "$LOG.txt"
 
-broken=""
-if [ "$rc" -eq 124 ]; then
-	broken="the guest did not finish within ${TIMEOUT}s (hung)"
-elif grep -q 'Kernel panic' "$LOG.txt"; then
-	broken="the guest kernel panicked"
-elif ! grep -q '^RUSTMM-DONE' "$LOG.txt"; then
-	broken="the guest stopped before the tests finished (qemu exit $rc)"
-fi
+broken="$(guest_broken "$rc" "$LOG.txt" "$TIMEOUT")"
 # Every result against the plans and the order (scripts/lib/results.py);
 # the selftests of USERSPACE_PARITY are left to the parity stage.
 parity="$(tr ' ' ',' <<<"${USERSPACE_PARITY:-}" | sed 's/^,*//; s/,*$//')"
