@@ -1,4 +1,5 @@
-# rust-mm: a Rust-in-mm patch series on Linux 6.12 (Debian linux-source-6.12).
+# rust-mm: a Rust-in-mm patch series on Linux 7.3 (Debian linux-source-7.3,
+# downloaded; RUST_MM_BASE=6.12: the 6.12 release's series, kernel-patches-6.12/).
 # `make help` lists every target by group; README.md says what they print.
 # Targets that build or boot a kernel take ARCH=x86_64 (default) or
 # ARCH=arm64 [GRANULE=4k|16k|64k] (docs/arm64.md).

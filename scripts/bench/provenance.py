@@ -64,8 +64,14 @@ VERSION = 1
 DIRTY_SHOWN = 20
 
 
-def _topics_dir(top):
-    return os.path.join(top, "kernel-patches")
+def _topics_dir(top, base=None):
+    """The series of BASE (default: the base this process runs for,
+    RUST_MM_BASE, else the default base): kernel-patches/ for the default
+    base, kernel-patches-<base>/ for another (scripts/lib/env.sh)."""
+    base = base or topics.BASE or topics.default_base(top)
+    if base == topics.default_base(top):
+        return os.path.join(top, "kernel-patches")
+    return os.path.join(top, f"kernel-patches-{base}")
 
 
 def _systems_dir(top):
@@ -84,17 +90,23 @@ def rust_files(text):
 
 
 def _digest(entries):
-    """entries: {path: bytes or None (missing)} -> the fingerprint."""
+    """entries: {path: bytes or None (missing)} -> the fingerprint. A
+    series' directory counts as kernel-patches/ whatever base it is of, so
+    a series renamed when main changed base keeps its fingerprints."""
     h = hashlib.sha256()
-    for path in sorted(entries):
+    for path in sorted(entries, key=_series_path):
         data = entries[path]
-        h.update(f"{path}\0{'missing' if data is None else hashlib.sha256(data).hexdigest()}\n".encode())
+        h.update(f"{_series_path(path)}\0{'missing' if data is None else hashlib.sha256(data).hexdigest()}\n".encode())
     return h.hexdigest()
 
 
-def topic_inputs(topic, top=TOP):
+def _series_path(path):
+    return re.sub(r"^kernel-patches-[0-9.]+/", "kernel-patches/", path)
+
+
+def topic_inputs(topic, top=TOP, base=None):
     """The repository paths topic @topic is made of (see the module doc)."""
-    d = os.path.join(_topics_dir(top), topic)
+    d = os.path.join(_topics_dir(top, base), topic)
     paths = set()
     for root, _, files in os.walk(d):
         for f in files:
@@ -106,9 +118,9 @@ def topic_inputs(topic, top=TOP):
     return sorted(paths)
 
 
-def fingerprint(topic, top=TOP):
+def fingerprint(topic, top=TOP, base=None):
     entries = {}
-    for p in topic_inputs(topic, top):
+    for p in topic_inputs(topic, top, base):
         path = os.path.join(top, p)
         if os.path.isfile(path):
             with open(path, "rb") as f:
@@ -152,9 +164,9 @@ def fingerprint_at(commit, topic, top=TOP):
     return _digest(_blobs(top, commit, sorted(paths)))
 
 
-def _closure(names, top):
+def _closure(names, top, base=None):
     """@names and every topic they depend on, transitively, in apply order."""
-    all_t = {t["name"]: t for t in topics.all_topics(_topics_dir(top))}
+    all_t = {t["name"]: t for t in topics.all_topics(_topics_dir(top, base))}
     want, todo = set(), list(names)
     while todo:
         n = todo.pop()
@@ -167,12 +179,14 @@ def _closure(names, top):
     return [n for n in all_t if n in want]
 
 
-def chain(system_name, lto=False, top=TOP):
-    s = systems.load(system_name, _systems_dir(top), _topics_dir(top))
-    names = [s.topic, *s.companions(_topics_dir(top))]
+def chain(system_name, lto=False, top=TOP, base=None):
+    s = systems.load(system_name, _systems_dir(top), _topics_dir(top, base))
+    if not s.ported:
+        raise topics.TopicError(f"topic {s.topic} is not in the series of Linux {base or s.base}")
+    names = [s.topic, *s.companions(_topics_dir(top, base))]
     if lto:
         names.append(LTO_TOPIC)
-    return _closure(names, top)
+    return _closure(names, top, base)
 
 
 def repository_state(top=TOP):
@@ -184,12 +198,20 @@ def repository_state(top=TOP):
     return head.stdout.strip(), not st, [l[3:] for l in st]
 
 
-def record(system_name, lto=False, base_version=None, top=TOP):
+def record(system_name, lto=False, base_version=None, top=TOP, base=None):
+    """The provenance of a run on BASE (default: the base this process
+    runs for) of the Debian BASE_VERSION (default: the default base's pin)."""
     commit, clean, dirty = repository_state(top)
-    c = chain(system_name, lto, top)
+    c = chain(system_name, lto, top, base)
     return {"version": VERSION, "commit": commit, "clean": clean, "dirty": dirty[:DIRTY_SHOWN],
             "dirty_count": len(dirty), "base_version": base_version or env_pins(top)["base_version"],
-            "lto": bool(lto), "chain": c, "fingerprints": {t: fingerprint(t, top) for t in c}}
+            "lto": bool(lto), "chain": c, "fingerprints": {t: fingerprint(t, top, base) for t in c}}
+
+
+def base_of(version, pins):
+    """The base (6.12, 7.3) of the Debian VERSION (its major.minor), or
+    None when no base has that major.minor."""
+    return next((b for b in pins if version.startswith(b + ".")), None)
 
 
 def env_pins(top=TOP):
@@ -202,10 +224,13 @@ def env_pins(top=TOP):
         if not m:
             raise SystemExit(f"provenance: scripts/lib/env.sh sets no {name}")
         return m.group(1)
-    # The base `make bench` builds unless RUST_MM_BASE says otherwise.
+    # Every base's pin; base_version: the base `make bench` builds unless
+    # RUST_MM_BASE says otherwise.
+    pins = {m.group(1).replace("_", "."): m.group(2) for m in
+            re.finditer(r'^RUST_MM_PIN_DEB_([0-9_]+)="([^"\s]+)"\s*$', text, re.M)}
     base = topics.default_base(top).replace(".", "_")
     return {"llvm_major": int(one("LLVM_MAJOR")), "bindgen": one("BINDGEN_VERSION"),
-            "base_version": one(f"RUST_MM_PIN_DEB_{base}")}
+            "base_version": one(f"RUST_MM_PIN_DEB_{base}"), "pins": pins}
 
 
 def rustc_now(rustc="/usr/bin/rustc"):
@@ -253,19 +278,27 @@ def status(report, top=TOP, now=None):
     else:
         m = re.search(r"linux-source-\S+ (\S+?),? ", (meta.get("base") or {}).get("source", "") + " ")
         base = m.group(1) if m else None
-    if base and base != now["base_version"]:
-        reasons.append(f"base changed: {base} (scripts/lib/env.sh pins {now['base_version']})")
+    # A report is judged against its own base's pin and series (a 6.12
+    # report against kernel-patches-6.12/ and the 6.12 pin); a version of
+    # no base's major.minor is judged against the default base's series.
+    # Every base's pin (env.sh), the default base's as @now says.
+    pins = dict(now.get("pins") or env_pins(top)["pins"])
+    pins[base_of(now["base_version"], pins) or topics.default_base(top)] = now["base_version"]
+    rbase = base_of(base, pins) if base else None
+    if base and (rbase is None or pins[rbase] != base):
+        reasons.append(f"base changed: {base} (scripts/lib/env.sh pins "
+                       f"{pins[rbase] if rbase else ', '.join(pins.values())})")
     # The series.
     system_name = meta.get("system") or systems.DEFAULT
     try:
-        cur = chain(system_name, meta.get("lto", False), top)
+        cur = chain(system_name, meta.get("lto", False), top, rbase)
     except (systems.SystemFileError, topics.TopicError) as e:
         cur = None
         reasons.append(f"system {system_name} unknown today ({e})")
     if cur is not None:
         if prov:
             was = prov.get("fingerprints", {})
-            changed = [t for t in cur if was.get(t) != fingerprint(t, top)]
+            changed = [t for t in cur if was.get(t) != fingerprint(t, top, rbase)]
             if changed:
                 reasons.append(f"series changed: {', '.join(changed)}")
             gone = [t for t in prov.get("chain", []) if t not in cur]
@@ -276,7 +309,7 @@ def status(report, top=TOP, now=None):
             if commit:
                 then = {t: fingerprint_at(commit, t, top) for t in cur}
                 if all(v is not None for v in then.values()):
-                    changed = [t for t in cur if then[t] != fingerprint(t, top)]
+                    changed = [t for t in cur if then[t] != fingerprint(t, top, rbase)]
                     if changed:
                         reasons.append(f"series changed since {commit}: {', '.join(changed)}")
     # The toolchain: both kernels' manifests.

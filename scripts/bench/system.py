@@ -180,9 +180,13 @@ class System:
         self.title = data["title"]
         self.topic = data["topic"]
         try:
-            t = topics.read_topic(self.topic, topics_dir)
+            t = topics.find_topic(self.topic, topics_dir)
         except topics.TopicError as e:
             raise SystemFileError(f"{where}: key 'topic': {e}")
+        # A topic not yet ported to this series' base (kernel-patches/unported)
+        # is read from the 6.12 series: its file stays valid, but it cannot
+        # be measured on this base (shell()).
+        self.ported = os.path.realpath(t["dir"]) == os.path.realpath(topics_dir)
         if not t["Kconfig"]:
             raise SystemFileError(f"{where}: key 'topic': topic {self.topic} has no Kconfig option to measure")
         self.option = t["Kconfig"]
@@ -325,8 +329,10 @@ def names(systems_dir=SYSTEMS_DIR):
     return sorted(f[:-len(".toml")] for f in os.listdir(systems_dir) if f.endswith(".toml"))
 
 
-def load(name=None, systems_dir=SYSTEMS_DIR, topics_dir=topics.TOPICS_DIR):
-    """System @name (None or empty: the default) from its file."""
+def load(name=None, systems_dir=SYSTEMS_DIR, topics_dir=None):
+    """System @name (None or empty: the default) from its file; its topic
+    from TOPICS_DIR (default: the series of the base this process runs for)."""
+    topics_dir = topics_dir or topics.TOPICS_DIR
     name = name or DEFAULT
     path = os.path.join(systems_dir, f"{name}.toml")
     where = os.path.relpath(path, TOP) if path.startswith(TOP + os.sep) else path
@@ -340,7 +346,7 @@ def load(name=None, systems_dir=SYSTEMS_DIR, topics_dir=topics.TOPICS_DIR):
     return System(name, data, where, topics_dir)
 
 
-def load_all(systems_dir=SYSTEMS_DIR, topics_dir=topics.TOPICS_DIR):
+def load_all(systems_dir=SYSTEMS_DIR, topics_dir=None):
     return [load(n, systems_dir, topics_dir) for n in names(systems_dir)]
 
 
@@ -355,6 +361,11 @@ def shell(s, target):
     if target not in s.arches:
         raise SystemFileError(f"BENCH_SYSTEM={s.name} runs on {' '.join(s.arches)}, not {target} "
                            f"({s.where}: arches)")
+    if not s.ported:
+        kind, what = topics.unported(topics.MAIN_TOPICS_DIR).get(s.topic, ("issue", "?"))
+        raise SystemFileError(f"BENCH_SYSTEM={s.name}: topic {s.topic} is not ported to Linux {s.base} yet "
+                           f"(issue {what}, kernel-patches/unported); its 6.12 report is measured with "
+                           f"RUST_MM_BASE=6.12")
     slab = s.slab or {}
     out = [
         _sh("SYSTEM", s.name),

@@ -5,8 +5,11 @@
 One row per benchmark system (tests/bench/systems/*.toml; in the topics'
 apply order) and arch it has a report for: the report its topic's `Bench:` names (kernel-patches/<topic>/
 topic; a row saying so when it is missing) and the system's report on its
-other arches where one exists (docs/<report>-<arch>.json). Variants
-(BENCH_LTO=1, BENCH_MMS=N) are not rows. Each row says:
+other arches where one exists (docs/<report>-<arch>.json), then its Clang
+LTO report (docs/<report>-lto.json). A system whose topic is not on 7.3
+yet (kernel-patches/unported) shows its reports of the 6.12 release
+(docs/<report>-6.12.json). Other variants (BENCH_MMS=N) are not rows.
+Each row says:
 
   what it buys     the system's `buys`, with the change of its `headline`
                    cases (or its same-kernel ratios, or its slab saving)
@@ -155,22 +158,29 @@ def rows(docs, top=None, now=None):
     top = top or TOP
     now = now or provenance.toolchain_now(top)
     out = []
-    order = topics.topic_names(os.path.join(top, "kernel-patches"))
-    for s in sorted(systems.load_all(os.path.join(top, "tests", "bench", "systems"),
-                                     os.path.join(top, "kernel-patches")),
-                    key=lambda s: (order.index(s.topic), s.name)):
+    main_dir = os.path.join(top, "kernel-patches")
+    order = topics.topic_names(main_dir)
+    old_order = topics.topic_names(topics.series_6_12(main_dir))
+
+    def key(s):
+        return (0, order.index(s.topic), s.name) if s.ported else (1, old_order.index(s.topic), s.name)
+    for s in sorted(systems.load_all(os.path.join(top, "tests", "bench", "systems"), main_dir), key=key):
+        # A system whose topic is not on 7.3 yet (kernel-patches/unported):
+        # its reports of the 6.12 release, judged against the 6.12 series.
+        sfx, where = ("", "") if s.ported else ("-6.12", ", 6.12")
         bench = s.topic_fields["Bench"]
         names = [s.report_name(a) for a in s.arches]
         if bench and bench.removesuffix(".json") not in names:
             raise ReadmeError(f"kernel-patches/{s.topic}/topic: Bench: {bench} is none of the reports "
                               f"of {s.where} ({', '.join(n + '.json' for n in names)})")
+        bench = bench and bench.removesuffix(".json") + sfx + ".json"
         # Each arch's report, then the same system's Clang LTO report
         # (BENCH_LTO=1: the rust-lto topic measured on it), if there is one.
         runs = []
         for a, name in zip(s.arches, names):
-            runs.append((a, name, f"{s.name} ({a})", True))
-            lto = s.report + "-lto" + ("" if a == "x86_64" else f"-{a}")
-            runs.append((a, lto, f"{s.name} + rust-lto ({a})", False))
+            runs.append((a, name + sfx, f"{s.name} ({a}{where})", True))
+            lto = s.report + "-lto" + ("" if a == "x86_64" else f"-{a}") + sfx
+            runs.append((a, lto, f"{s.name} + rust-lto ({a}{where})", False))
         for a, name, label, required in runs:
             path = os.path.join(docs, name + ".json")
             if not os.path.exists(path):
@@ -196,7 +206,8 @@ def table(docs, top=None, now=None):
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in r) + " |")
     lines += ["", "Generated from the reports by `make readme` (`scripts/docs/readme-table.py`); "
               "a report is stale when its series, toolchain or base no longer match the "
-              "repository's ([docs/benchmarks.md](docs/benchmarks.md#system-files-and-provenance))."]
+              "repository's ([docs/benchmarking.md](docs/benchmarking.md#system-files-and-provenance)); "
+              "the systems not yet on Linux 7.3 show their reports of 6.12 (`kernel-patches/unported`)."]
     return "\n".join(lines) + "\n"
 
 

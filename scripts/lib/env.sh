@@ -22,13 +22,14 @@ RUST_MM_TOP="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 # source.  An explicit LINUX_DEB_VERSION=... overrides it (the scripts say
 # so loudly); nothing ever silently builds another version.
 #
-# RUST_MM_BASE picks the base and with it the series: 6.12 (main's series,
-# kernel-patches/, linux-source-6.12 installed from Debian 12's archive)
-# or 7.3 (the port of issue 42, kernel-patches-7.3/, linux-source-7.3
-# from trixie-backports, downloaded into the build directory by
-# scripts/setup/fetch-base.sh and never installed: nothing of trixie
-# touches this machine's apt sources or packages).  Each base builds in a
-# directory of its own, so the two never share an object.
+# RUST_MM_BASE picks the base and with it the series: 7.3 (main's series,
+# kernel-patches/, linux-source-7.3 from trixie-backports, downloaded into
+# the build directory by scripts/setup/fetch-base.sh and never installed:
+# nothing of trixie touches this machine's apt sources or packages) or 6.12
+# (the series of the 6.12 release, kernel-patches-6.12/, kept while its
+# topics are ported -- kernel-patches/unported lists them --, with
+# linux-source-6.12 installed from Debian 12's archive).  Each base builds
+# in a directory of its own, so the two never share an object.
 #   LINUX_PKG          the Debian source package
 #   RUST_MM_PIN_DEB    its pinned version
 #   LINUX_DEB_SHA256   the pinned .deb's sha256 (downloaded bases)
@@ -38,8 +39,8 @@ RUST_MM_TOP="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 RUST_MM_PIN_DEB_6_12="6.12.117-1~deb12u1"
 RUST_MM_PIN_DEB_7_3="7.3.4-1~bpo13+1"
 # The base every command builds unless RUST_MM_BASE says otherwise; the
-# reports of another base carry its name (BASE_SUFFIX: docs/benchmarks-lto-7.3.md).
-RUST_MM_DEFAULT_BASE=6.12
+# reports of another base carry its name (BASE_SUFFIX: docs/benchmarks-lto-6.12.md).
+RUST_MM_DEFAULT_BASE=7.3
 RUST_MM_BASE="${RUST_MM_BASE:-$RUST_MM_DEFAULT_BASE}"
 BASE_SUFFIX=""
 [ "$RUST_MM_BASE" = "$RUST_MM_DEFAULT_BASE" ] || BASE_SUFFIX="-$RUST_MM_BASE"
@@ -49,16 +50,16 @@ case "$RUST_MM_BASE" in
 	RUST_MM_PIN_DEB="$RUST_MM_PIN_DEB_6_12"
 	LINUX_DEB_SUITE=""
 	LINUX_DEB_PIN_SHA256=""
-	PATCHES_DIR="$RUST_MM_TOP/kernel-patches"
-	BUILD_DIR="${BUILD_DIR:-$RUST_MM_TOP/build}"
+	PATCHES_DIR="$RUST_MM_TOP/kernel-patches-6.12"
+	BUILD_DIR="${BUILD_DIR:-$RUST_MM_TOP/build-6.12}"
 	;;
 7.3)
 	LINUX_PKG=linux-source-7.3
 	RUST_MM_PIN_DEB="$RUST_MM_PIN_DEB_7_3"
 	LINUX_DEB_SUITE=trixie-backports
 	LINUX_DEB_PIN_SHA256=703e369ddd4cce971452f5a593ee55df3a5c10c83caf0fa0df039633ed181ee3
-	PATCHES_DIR="$RUST_MM_TOP/kernel-patches-7.3"
-	BUILD_DIR="${BUILD_DIR:-$RUST_MM_TOP/build-7.3}"
+	PATCHES_DIR="$RUST_MM_TOP/kernel-patches"
+	BUILD_DIR="${BUILD_DIR:-$RUST_MM_TOP/build}"
 	;;
 *)
 	die "RUST_MM_BASE=$RUST_MM_BASE: no such base (6.12 or 7.3)"

@@ -33,8 +33,16 @@ Command line (what shell scripts use):
                                  on ARCH), one per line
   topics.py programs [ARCH]      every booted test program (that runs on
                                  ARCH), one per line
+  topics.py unported             the 6.12 topics not yet on 7.3, with
+                                 the issue that ports them
   topics.py check                validate every topic file (exit 1 naming
                                  the first problem)
+
+Main's series is Linux 7.3's (kernel-patches/); the series of the 6.12
+release (kernel-patches-6.12/, RUST_MM_BASE=6.12) is kept while its
+topics are ported, and kernel-patches/unported lists those not yet on 7.3.
+Their Rust and programs belong to their 6.12 topic meanwhile (programs(),
+with_unported()).
 """
 import os
 import re
@@ -67,8 +75,9 @@ class TopicError(Exception):
     """A topic file that cannot be read as declared."""
 
 
-def topic_names(topics_dir=TOPICS_DIR):
+def topic_names(topics_dir=None):
     """Every topic of kernel-patches/topics, in apply order."""
+    topics_dir = topics_dir or TOPICS_DIR
     names = []
     with open(os.path.join(topics_dir, "topics")) as f:
         for line in f:
@@ -78,8 +87,9 @@ def topic_names(topics_dir=TOPICS_DIR):
     return names
 
 
-def read_topic(name, topics_dir=TOPICS_DIR):
+def read_topic(name, topics_dir=None):
     """The fields of kernel-patches/NAME/topic as a dict (lists split)."""
+    topics_dir = topics_dir or TOPICS_DIR
     path = os.path.join(topics_dir, name, "topic")
     rel = os.path.relpath(path, os.path.dirname(topics_dir))
     if not os.path.isfile(path):
@@ -117,11 +127,13 @@ def read_topic(name, topics_dir=TOPICS_DIR):
     if not fields["Title"]:
         raise TopicError(f"{rel}: empty Title")
     fields["name"] = name
+    fields["dir"] = topics_dir
     return fields
 
 
-def all_topics(topics_dir=TOPICS_DIR):
+def all_topics(topics_dir=None):
     """Every topic's fields, in apply order, with its dependencies checked."""
+    topics_dir = topics_dir or TOPICS_DIR
     seen, out = [], []
     names = topic_names(topics_dir)
     for name in names:
@@ -140,21 +152,24 @@ def builds_on(t, arch):
     return not t["Arch"] or arch in t["Arch"]
 
 
-def options(topics_dir=TOPICS_DIR):
+def options(topics_dir=None):
     """Every topic's Kconfig option (CONFIG_...), in apply order."""
+    topics_dir = topics_dir or TOPICS_DIR
     return [t["Kconfig"] for t in all_topics(topics_dir) if t["Kconfig"]]
 
 
-def suites(arch=None, topics_dir=TOPICS_DIR):
+def suites(arch=None, topics_dir=None):
     """Every KUnit suite of the topics that build on ARCH (all if None)."""
+    topics_dir = topics_dir or TOPICS_DIR
     return [s for t in all_topics(topics_dir) if arch is None or builds_on(t, arch)
             for s in t["KUnit"]]
 
 
-def programs(arch=None, topics_dir=TOPICS_DIR, programs_dir=PROGRAMS_DIR):
+def programs(arch=None, topics_dir=None, programs_dir=PROGRAMS_DIR):
     """Every booted test program of the topics (that runs on ARCH), in
     topic order; each must be a tests/userspace/<name>.c, and every such
     file (but init.c) must belong to exactly one topic."""
+    topics_dir = topics_dir or TOPICS_DIR
     out, owner = [], {}
     for t in all_topics(topics_dir):
         for p in t["Programs"]:
@@ -167,16 +182,71 @@ def programs(arch=None, topics_dir=TOPICS_DIR, programs_dir=PROGRAMS_DIR):
             if arch is None or not only or only == arch:
                 out.append(prog)
     claimed = set(owner)
-    if os.path.realpath(topics_dir) != os.path.realpath(MAIN_TOPICS_DIR):
-        # A series being ported (kernel-patches-7.3): a program of a main
-        # topic not yet ported is claimed there.
-        for t in all_topics(MAIN_TOPICS_DIR):
+    if os.path.realpath(topics_dir) == os.path.realpath(MAIN_TOPICS_DIR):
+        # A topic not yet ported claims its programs in the 6.12 series.
+        for t in unported_topics(topics_dir):
             claimed.update(p.partition(":")[0] for p in t["Programs"])
     if os.path.isdir(programs_dir):
         for f in sorted(os.listdir(programs_dir)):
             if f.endswith(".c") and f != "init.c" and f[:-2] not in claimed:
                 raise TopicError(f"tests/userspace/{f} belongs to no topic (add it to a topic's Programs:)")
     return out
+
+
+def unported(topics_dir=MAIN_TOPICS_DIR):
+    """{topic: (kind, what)} of TOPICS_DIR/unported: kind "issue" (what:
+    the issue that ports it) or "folded" (what: the topic of this series
+    that carries it). Every name is a topic of the 6.12 series and none
+    of this one. A series without the file (6.12's) has none."""
+    path = os.path.join(topics_dir, "unported")
+    if not os.path.isfile(path):
+        return {}
+    rel = os.path.relpath(path, os.path.dirname(topics_dir))
+    here = topic_names(topics_dir)
+    old = topic_names(series_6_12(topics_dir))
+    out = {}
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            words = line.split("#", 1)[0].split()
+            if not words:
+                continue
+            if len(words) == 2 and words[1].isdigit():
+                kind, what = "issue", words[1]
+            elif len(words) == 3 and words[1] == "folded":
+                kind, what = "folded", words[2]
+                if what not in here:
+                    raise TopicError(f"{rel}:{n}: {words[0]} is folded into {what}, which is not a topic here")
+            else:
+                raise TopicError(f"{rel}:{n}: not '<topic> <issue>' or '<topic> folded <topic>': {line.strip()!r}")
+            if words[0] not in old:
+                raise TopicError(f"{rel}:{n}: {words[0]} is not a topic of kernel-patches-6.12/topics")
+            if words[0] in here:
+                raise TopicError(f"{rel}:{n}: {words[0]} is a topic of this series: ported, so not unported")
+            out[words[0]] = (kind, what)
+    return out
+
+
+def unported_topics(topics_dir=MAIN_TOPICS_DIR):
+    """The fields (from the 6.12 series) of the topics not yet ported, in
+    the 6.12 apply order; "folded" ones are carried by a topic here."""
+    u = unported(topics_dir)
+    if not u:
+        return []
+    return [t for t in all_topics(series_6_12(topics_dir)) if u.get(t["name"], ("",))[0] == "issue"]
+
+
+def find_topic(name, topics_dir=None):
+    """NAME's fields from TOPICS_DIR, or from the 6.12 series when it is a
+    topic not yet ported (its "dir" says which)."""
+    topics_dir = topics_dir or TOPICS_DIR
+    if name not in topic_names(topics_dir) and name in unported(topics_dir):
+        return read_topic(name, series_6_12(topics_dir))
+    return read_topic(name, topics_dir)
+
+
+def series_6_12(topics_dir):
+    """The 6.12 series beside the series TOPICS_DIR (kernel-patches-6.12)."""
+    return os.path.join(os.path.dirname(os.path.abspath(topics_dir)), "kernel-patches-6.12")
 
 
 def main(argv):
@@ -200,8 +270,12 @@ def main(argv):
             if arch is not None and arch not in ARCHES:
                 raise TopicError(f"arch '{arch}' is not one of {' '.join(ARCHES)}")
             print("\n".join(programs(arch)))
+        elif argv[:1] == ["unported"] and len(argv) == 1:
+            for name, (kind, what) in unported().items():
+                print(f"{name}: " + (f"issue {what}" if kind == "issue" else f"folded into {what}"))
         elif argv[:1] == ["check"]:
             n = len(all_topics())
+            unported()
             programs()
             print(f"topics: {n} topic files valid")
         else:

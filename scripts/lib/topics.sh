@@ -39,13 +39,14 @@ topic_field() { # TOPIC KEY: the value of "KEY:" in the topic's metadata
 	python3 "$RUST_MM_TOP/scripts/lib/topics.py" field "$1" "$2" || exit 1
 }
 
-topic_bench() { # TOPIC: the path of its benchmark report (docs/, "Bench:")
+topic_bench() { # TOPIC: the path of its benchmark report (docs/, "Bench:"),
+	# which may not exist yet (not measured on this base: its cover says so)
 	local f
 	f="$(topic_field "$1" Bench)"
 	[ -n "$f" ] || die "topic $1 declares no benchmark report (Bench: in $TOPICS_REL/$1/topic)"
-	f="$RUST_MM_TOP/docs/$f"
-	[ -f "$f" ] || die "topic $1: its benchmark report ${f#"$RUST_MM_TOP"/} is missing"
-	echo "$f"
+	# A base other than the default names its reports with its suffix
+	# (benchmarks-lto.json of 6.12 is docs/benchmarks-lto-6.12.json).
+	echo "$RUST_MM_TOP/docs/${f%.json}${BASE_SUFFIX:-}.json"
 }
 
 topic_patches() { # TOPIC: its patch files, in order

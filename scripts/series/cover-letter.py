@@ -72,8 +72,9 @@ def bench_section(bench, path):
     path = shown(path)
     report = os.path.splitext(path)[0] + ".md"
     what = m.get("statistic", "median of the runs of one boot per group; interval: spread of the ratios")
+    base = re.match(r"linux-source-(\S+)", (m.get("base") or {}).get("source", ""))
     out = [f"{BENCH_BEGIN}instructions executed by each measured action under",
-           "QEMU TCG -icount, patched vs unpatched 6.12 built and booted alike;",
+           f"QEMU TCG -icount, patched vs unpatched {base.group(1) if base else 'base'} built and booted alike;",
            f"{what}):", "",
            f"  $ {m['command']}", "",
            f"  {'case':<22}{'change':>9}   {'interval':<18} {'target':<13}verdict"]
@@ -157,7 +158,13 @@ def fill(args):
     topic_dir = args.topic_dir
     text = open(os.path.join(topic_dir, "cover")).read().rstrip("\n")
     if "@BENCHMARKS@" in text:
-        text = text.replace("@BENCHMARKS@", bench_section(json.load(open(args.bench)), args.bench))
+        if os.path.isfile(args.bench):
+            section = bench_section(json.load(open(args.bench)), args.bench)
+        else:
+            # Not measured on this base yet: said so, with no numbers.
+            section = (f"Benchmarks: {shown(args.bench)} has not been measured on this base yet\n"
+                       "(`make bench` writes it).")
+        text = text.replace("@BENCHMARKS@", section)
     if "@TESTS@" in text:
         text = text.replace("@TESTS@", tests_section(topic_dir, args.tree, args.test_result))
     left = re.findall(r"@[A-Z_]+@", text)

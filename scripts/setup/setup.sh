@@ -42,7 +42,7 @@ missing_pkgs() {
 		[ -n "$(pkg_version "$p")" ] || echo "$p"
 	done
 	# The kernel source of an installed base (6.12); a downloaded one
-	# (RUST_MM_BASE=7.3) is fetched by prepare-tree.sh, never installed.
+	# (7.3, main's) is fetched by prepare-tree.sh, never installed.
 	[ -n "$LINUX_DEB_SUITE" ] || [ "$(pkg_version "$LINUX_PKG")" = "$LINUX_DEB_VERSION" ] ||
 		echo "$LINUX_PKG=$LINUX_DEB_VERSION"
 }

@@ -37,7 +37,9 @@ import re
 import subprocess
 import sys
 
-ENTRY_POINTS = [
+# The tables of each base's series (RUST_MM_BASE, else the default base of
+# scripts/lib/env.sh): first 6.12's (kernel-patches-6.12/), then 7.3's.
+ENTRY_POINTS_6_12 = [
     "rust_folio_rmap_add",
     "rust_folio_rmap_set_new",
     "rust_folio_rmap_may_reuse",
@@ -47,7 +49,7 @@ ENTRY_POINTS = [
 
 # C functions of the hot paths and the entry points each reaches (with the
 # option off: calls).
-CALLERS = {
+CALLERS_6_12 = {
     "folio_remove_rmap_ptes": ["rust_folio_rmap_add"],
     "folio_remove_rmap_pmd": ["rust_folio_rmap_add"],
     "folio_add_anon_rmap_ptes": ["rust_folio_rmap_add"],
@@ -70,14 +72,14 @@ CALLERS = {
 # ... and their large-folio work is a call to its out-of-line C function
 # (noinline), which holds the Rust: with the function inlined back, the
 # Rust would be in the order-0 path again and no call would show it.
-OUT_OF_LINE = {
+OUT_OF_LINE_6_12 = {
     "folio_add_new_anon_rmap": "folio_set_tracked_mapcount",
     "do_wp_page": "wp_folio_rmap_may_reuse",
 }
 # Static functions an LTO build may inline away entirely.
-MAY_VANISH = {"wp_reuse_folio_ptes", "folio_mapped_shared"}
+MAY_VANISH_6_12 = {"wp_reuse_folio_ptes", "folio_mapped_shared"}
 
-# Linux 7.3 (RUST_MM_BASE=7.3): the rmap values replace mm_id, whose
+# Linux 7.3 (main's series): the rmap values replace mm_id, whose
 # updates 7.3 inlines into every rmap function, folio_add_new_anon_rmap()
 # and fork's dup helpers included; ours are inlined in the same places
 # (7.3's own large-folio code is inline there), except fork's, whose
@@ -110,8 +112,17 @@ CALLERS_7_3 = {
     "copy_page_range": [],
 }
 OUT_OF_LINE_7_3 = {"copy_page_range": "folio_dup_tracked_mapcount"}
-if os.environ.get("RUST_MM_BASE") == "7.3":
-    ENTRY_POINTS, CALLERS, OUT_OF_LINE, MAY_VANISH = ENTRY_POINTS_7_3, CALLERS_7_3, OUT_OF_LINE_7_3, set()
+TABLES = {
+    "6.12": (ENTRY_POINTS_6_12, CALLERS_6_12, OUT_OF_LINE_6_12, MAY_VANISH_6_12),
+    "7.3": (ENTRY_POINTS_7_3, CALLERS_7_3, OUT_OF_LINE_7_3, set()),
+}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import topics  # noqa: E402  (scripts/lib/topics.py: the default base)
+
+BASE = os.environ.get("RUST_MM_BASE") or topics.default_base()
+if BASE not in TABLES:
+    sys.exit(f"lto-check: no tables for RUST_MM_BASE={BASE} (known: {' '.join(TABLES)})")
+ENTRY_POINTS, CALLERS, OUT_OF_LINE, MAY_VANISH = TABLES[BASE]
 
 FUNC = re.compile(r"^([0-9a-f]+) <([^>]+)>:$")
 # x86: call/jmp (a tail call); arm64: bl/b. Direct branches name their

@@ -95,9 +95,15 @@ def strip_rust(text):
     return "".join(out)
 
 
-def rust_files(top, topic):
-    """The files of kernel-patches/TOPIC/rust-files (every group)."""
-    path = os.path.join(top, "kernel-patches", topic, "rust-files")
+def topic_path(t, *rest):
+    """A file of topic T's directory (in its series: kernel-patches/, or
+    kernel-patches-6.12/ for a topic not yet ported)."""
+    return os.path.join(t["dir"], t["name"], *rest)
+
+
+def rust_files(t):
+    """The files of topic T's rust-files (every group)."""
+    path = topic_path(t, "rust-files")
     if not os.path.isfile(path):
         return []
     files = []
@@ -108,11 +114,11 @@ def rust_files(top, topic):
     return files
 
 
-def rust_group_after(top, topic, path):
+def rust_group_after(t, path):
     """The patch of TOPIC's series after which rust-files puts PATH (its
     '@ after PATCH' group), or None for the topic's first patch."""
     after = None
-    for line in read(os.path.join(top, "kernel-patches", topic, "rust-files")).split("\n"):
+    for line in read(topic_path(t, "rust-files")).split("\n"):
         line = line.strip()
         if line.startswith("@"):
             after = line.split()[2] if len(line.split()) > 2 else None
@@ -121,9 +127,9 @@ def rust_group_after(top, topic, path):
     return None
 
 
-def patch_files(top, topic):
-    """The patch files of TOPIC's series, in order."""
-    d = os.path.join(top, "kernel-patches", topic)
+def patch_files(t):
+    """The patch files of topic T's series, in order."""
+    d = topic_path(t)
     out = []
     for line in read(os.path.join(d, "series")).split("\n"):
         line = line.strip()
@@ -225,10 +231,13 @@ class Checker:
 def derive(top):
     """The mechanisms, as dicts, in the order of rust/mm's edge files."""
     mm = os.path.join(top, "rust", "mm")
-    all_topics = topics_lib.all_topics(os.path.join(top, "kernel-patches"))
+    # Main's topics, and the 6.12 topics not yet ported (each checked in
+    # its own series, kernel-patches/unported).
+    main_dir = os.path.join(top, "kernel-patches")
+    all_topics = topics_lib.all_topics(main_dir) + topics_lib.unported_topics(main_dir)
     owner = {}
     for t in all_topics:
-        for f in rust_files(top, t["name"]):
+        for f in rust_files(t):
             owner.setdefault(f, []).append(t)
     mechs = []
     for f in sorted(os.listdir(mm)):
@@ -305,7 +314,7 @@ def main(argv):
     root, logic, logic_attrs = crate_mounts(crate)
     lib = read(os.path.join(mm, "core", "lib.rs"))
     lib_mods = set(re.findall(r"^pub\s+mod\s+(\w+)\s*;", lib, re.M))
-    deps = {t["name"]: topics_lib_closure(all_topics, t["name"]) for t in all_topics}
+    deps = {topic_key(t): topics_lib_closure(topics_lib.all_topics(t["dir"]), t["name"]) for t in all_topics}
 
     c.check("core/lib.rs: #![forbid(unsafe_code)]", "#![forbid(unsafe_code)]" in lib)
     c.check("rust_mm.rs: logic has #[forbid(unsafe_code)]",
@@ -325,8 +334,8 @@ def main(argv):
         added = {}
         if t:
             paths = []
-            for d in deps[t["name"]] + [t["name"]]:
-                paths += patch_files(top, d)
+            for d in deps[topic_key(t)] + [t]:
+                paths += patch_files(d)
             added = added_by_patches(paths)
         if hdr:
             c.check(f"{what}: header is named {n}.h", os.path.basename(hdr) == f"{n}.h",
@@ -337,8 +346,8 @@ def main(argv):
         decl = "\n".join(added.get(hdr, (False, []))[1]) if hdr else ""
         ordered = []
         if t:
-            for d in deps[t["name"]] + [t["name"]]:
-                ordered += patch_files(top, d)
+            for d in deps[topic_key(t)] + [t]:
+                ordered += patch_files(d)
         # Exports.
         for e in m["exports"]:
             c.check(f"{what}: export {e} is rust_{n}_*", e.startswith(f"rust_{n}_"),
@@ -355,7 +364,7 @@ def main(argv):
                 at_decl = first_patch_adding(ordered, hdr, rf"\b{re.escape(e)}\s*\(")
                 at_opt = first_patch_adding(ordered, None, rf"^(menu)?config\s+{re.escape(gate)}\s*$")
                 # Rust that rust-files puts after a patch exists from there.
-                after = rust_group_after(top, t["name"], m["edge"])
+                after = rust_group_after(t, m["edge"])
                 names_ = [os.path.basename(x) for x in ordered]
                 if at_opt is not None and after in names_:
                     at_opt = max(at_opt, names_.index(after))
@@ -372,7 +381,7 @@ def main(argv):
         core = os.path.join(top, m["core"])
         c.check(f"{what}: core {m['core'][len('rust/mm/'):]} exists", os.path.isfile(core))
         c.check(f"{what}: core is in the topic's rust-files",
-                t is not None and m["core"] in rust_files(top, t["name"]))
+                t is not None and m["core"] in rust_files(t))
         want = [m["kconfig"]] if m["kconfig"] else []
         c.check(f"{what}: core mounted in logic under {m['kconfig']}",
                 n in logic and logic[n][0] == want and logic[n][1] == f"core/{n}.rs",
@@ -427,7 +436,12 @@ def topics_lib_closure(all_topics, name):
         if d not in want and d in by:
             want.add(d)
             todo += by[d]["Depends"]
-    return [t["name"] for t in all_topics if t["name"] in want]
+    return [t for t in all_topics if t["name"] in want]
+
+
+def topic_key(t):
+    """A topic's identity across the two series (rmap-id is in both)."""
+    return (os.path.realpath(t["dir"]), t["name"])
 
 
 if __name__ == "__main__":

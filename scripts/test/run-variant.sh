@@ -4,7 +4,7 @@
 #   run-variant.sh off    the patched tree with every option of ours off
 #                         (kernel-patches/*/topic's Kconfig:): the kernel
 #                         must behave as the base (no COW reuse)
-#   run-variant.sh base   the unpatched 6.12 tree (git tag 'pristine' of the
+#   run-variant.sh base   the unpatched base tree (git tag 'pristine' of the
 #                         prepared tree), for parity with the selftests and
 #                         the base behaviour
 # Both use the KUnit kernel's configuration for ARCH (scripts/lib/arch.sh)

@@ -179,7 +179,7 @@ stage lto-refusal lto-refusal bash "$T/test/lto-refusal.sh"
 parity_set="$(awk '$1 !~ /^#/ && NF >= 7 && $7 == "all" { printf "ksft_mm_%s ", $1 }' "$RUST_MM_TOP/tests/userspace/ksft.list")"
 say "== userspace tests booted in QEMU (x86_64, initramfs) =="
 USERSPACE_PARITY="$parity_set" stage userspace userspace bash "$T/test/run-userspace.sh"
-say "== the same userspace tests on the unpatched 6.12 tree =="
+say "== the same userspace tests on the unpatched $LINUX_KVER tree =="
 USERSPACE_PARITY="$parity_set" stage userspace-base userspace-base bash "$T/test/run-variant.sh" base
 say "== mm selftests: the same outcome, case by case, on the patched and the unpatched kernel =="
 # shellcheck disable=SC2086

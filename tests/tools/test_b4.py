@@ -19,6 +19,7 @@ and run the check on it and on edited copies. They need the prepared tree
 make test always has one; without b4 they fail.
 Run: python3 -m unittest discover -s tests/tools -v
 """
+import glob
 import importlib.util
 import os
 import re
@@ -29,11 +30,27 @@ import unittest
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BUILD_DIR = os.environ.get("BUILD_DIR", os.path.join(TOP, "build"))
-KSRC = os.path.join(BUILD_DIR, "linux-6.12.117")
+# The prepared tree of the base make test runs (BUILD_DIR/linux-<version>).
+KSRC = os.path.dirname(next(iter(sorted(glob.glob(os.path.join(BUILD_DIR, "linux-*", ".rust-mm-applied")))),
+                            "/nonexistent/x"))
 SERIES = os.path.join(TOP, "scripts", "series", "series.sh")
 CHECK = os.path.join(TOP, "scripts", "series", "b4-check.py")
 TOPIC = "rmap-id"
-N = 16
+
+
+def n_patches(topic):
+    """The patches a topic's export has: its series, and the Rust patch
+    of each rust-files group (the first, and one per '@ after' line)."""
+    d = os.path.join(TOP, "kernel-patches", topic)
+    with open(os.path.join(d, "series")) as f:
+        n = sum(1 for line in f if line.strip() and not line.startswith("#"))
+    if os.path.exists(os.path.join(d, "rust-files")):
+        with open(os.path.join(d, "rust-files")) as f:
+            n += 1 + sum(1 for line in f if line.startswith("@"))
+    return n
+
+
+N = n_patches(TOPIC)
 
 
 def load_check():

@@ -22,7 +22,9 @@ sys.path.insert(0, os.path.join(TOP, "scripts", "lib"))
 import results  # noqa: E402
 
 SCRIPT = os.path.join(TOP, "scripts", "lib", "results.py")
-KSRC = os.path.join(os.environ.get("BUILD_DIR", os.path.join(TOP, "build")), "linux-6.12.117")
+# The prepared tree of the base make test runs (BUILD_DIR/linux-<version>).
+KSRC = os.path.dirname(next(iter(sorted(glob.glob(os.path.join(
+    os.environ.get("BUILD_DIR", os.path.join(TOP, "build")), "linux-*", ".rust-mm-applied")))), "/nonexistent/x"))
 
 
 def wr(path, text):
@@ -402,10 +404,10 @@ class Kcsan(SyntheticTree):
 
     @unittest.skipUnless(os.path.exists(os.path.join(KSRC, ".rust-mm-applied")),
                          "needs the prepared tree (make prepare)")
-    def test_vma_lock_and_pagemap_swap_functions_of_the_real_series_are_ours(self):
+    def test_c_functions_of_the_real_series_are_ours(self):
         # A C function each topic's own patches add, read from the patches
         # (so that the check follows renames): a report naming it is ours.
-        for topic in ("vma-lock", "pagemap-swap"):
+        for topic in ("rmap-id",):
             names = []
             for p in sorted(glob.glob(os.path.join(TOP, "kernel-patches", topic, "*.patch"))):
                 with open(p, errors="replace") as f:
