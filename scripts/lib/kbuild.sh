@@ -63,14 +63,14 @@ kunit_py() { # SRC OUT ACTION ARGS...
 		--build_dir="$out" --jobs="$(nproc)" "${args[@]}" "$@")
 }
 
-# On a series being ported (RUST_MM_BASE=7.3: PATCHES_DIR is not
-# kernel-patches/), the options of topics not ported yet do not exist in
-# its tree, and kunit.py refuses a kunitconfig whose options do not stick:
-# rewrite each fragment of KUNITCONFIGS into DIR keeping an option only if
-# SRC defines it, naming each one dropped. Main's series: nothing changes.
+# While main's series lacks topics of the 6.12 one (kernel-patches/unported),
+# their options do not exist in its tree, and kunit.py refuses a
+# kunitconfig whose options do not stick: rewrite each fragment of
+# KUNITCONFIGS into DIR keeping an option only if SRC defines it, naming
+# each one dropped. With every topic ported, nothing changes.
 port_kunitconfigs() { # SRC DIR
 	local src="$1" dir="$2" i k f line defined
-	[ "$PATCHES_DIR" != "$RUST_MM_TOP/kernel-patches" ] || return 0
+	python3 "$RUST_MM_TOP/scripts/lib/topics.py" unported | grep -q ': issue ' || return 0
 	mkdir -p "$dir"
 	defined=" $(grep -rhoE --include='Kconfig*' '^(menu)?config [A-Za-z0-9_]+' "$src" |
 		awk '{ print $2 }' | sort -u | tr '\n' ' ') "
