@@ -16,8 +16,8 @@
 #
 #   REPRO_KERNEL        kernel build directory to boot (default: the
 #                       unpatched KUnit build of make userspace-base,
-#                       build/kunit-base[-<target>]; build-7.3/... with
-#                       RUST_MM_BASE=7.3)
+#                       build/kunit-base[-<target>]; build-6.12/... with
+#                       RUST_MM_BASE=6.12)
 #   REPRO_LOG           console log (default build/repro[-<target>].log;
 #                       without carriage returns in <log>.txt)
 #   REPRO_PROG_TIMEOUT  seconds init gives each program (default 1200)
