@@ -16,6 +16,18 @@
 use crate::logic::atomic_seqcount::AtomicSeqcount;
 use crate::logic::sync::{AtomicI32, AtomicU64};
 
+/// The atomic type of C's 64-bit words (`atomic64_t`'s counter) as the
+/// edges pass them to the core ([`crate::logic::sync::Atomic64`]).
+pub type U64 = AtomicU64;
+
+/// The atomic type of C's 32-bit counters (`atomic_t`'s counter) as the
+/// edges pass them to the core ([`crate::logic::sync::Atomic32`]).
+pub type I32 = AtomicI32;
+
+/// C's `struct atomic_seqcount` as the core's seqcount over [`U64`].
+#[cfg(CONFIG_MM_RMAP_ID)]
+pub type Seqcount = AtomicSeqcount<U64>;
+
 /// A Rust atomic type that can view a C word of type [`AtomicWord::Word`].
 ///
 /// # Safety
@@ -45,7 +57,7 @@ unsafe impl AtomicWord for AtomicI32 {
 // SAFETY: `AtomicSeqcount` is `repr(transparent)` over an `AtomicU64`
 // (sizes checked below), which is an `AtomicWord` of `u64`; any word is
 // a seqcount (its methods refuse what they cannot end).
-unsafe impl AtomicWord for AtomicSeqcount {
+unsafe impl AtomicWord for Seqcount {
     type Word = u64;
 }
 
@@ -57,8 +69,7 @@ const _: () = {
     assert!(align_of::<AtomicI32>() == align_of::<i32>());
     #[cfg(CONFIG_MM_RMAP_ID)]
     assert!(
-        size_of::<AtomicSeqcount>() == size_of::<u64>()
-            && align_of::<AtomicSeqcount>() == align_of::<u64>()
+        size_of::<Seqcount>() == size_of::<u64>() && align_of::<Seqcount>() == align_of::<u64>()
     );
 };
 

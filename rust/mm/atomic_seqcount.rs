@@ -19,7 +19,7 @@ use kernel::error::code::EINVAL;
 use kernel::ffi::c_int;
 
 use crate::atomic;
-use crate::logic::atomic_seqcount::{AtomicSeqcount, Mode, Preempt, MAX_WRITERS};
+use crate::logic::atomic_seqcount::{Mode, Preempt, MAX_WRITERS};
 
 // One writer per CPU at most (sections disable preemption, do not nest on
 // one seqcount and are not used in interrupt context): the writer fields
@@ -99,7 +99,7 @@ impl Preempt for KernelPreempt {
 ///
 /// `s` points to a live, initialised `struct atomic_seqcount` that C accesses
 /// only atomically, for the duration of `'a`.
-unsafe fn seqcount<'a>(s: *const bindings::atomic_seqcount) -> &'a AtomicSeqcount {
+unsafe fn seqcount<'a>(s: *const bindings::atomic_seqcount) -> &'a atomic::Seqcount {
     // SAFETY: `struct atomic_seqcount` is one `atomic64_t`, whose counter is
     // the `u64` word at its start (layout checked above); it is live and
     // accessed only atomically for `'a` (this function's safety

@@ -18,13 +18,12 @@ use kernel::bindings;
 use kernel::error::code::{EAGAIN, EINVAL};
 use kernel::ffi::{c_int, c_long, c_uint, c_ulong};
 
-use crate::atomic::{self, AtomicWord};
+use crate::atomic::{self, AtomicWord, I32, U64};
 use crate::logic::atomic_seqcount::{AtomicSeqcount, Preempt};
 use crate::logic::folio_rmap::{
     reuse_window, FolioRmap, FolioWords, Layout, MmIds, ReuseCounts, Sharing, READ_TRIES,
 };
 use crate::logic::rmap_id::subid::{self, MAX_VALUES, NR_ORDERS, NR_SUBIDS};
-use crate::logic::sync::{AtomicI32, AtomicU64};
 
 /// The placement C chose, as the core describes it.
 const LAYOUT: Layout = Layout {
@@ -87,19 +86,22 @@ struct KernelFolio<'a> {
 }
 
 impl FolioWords for KernelFolio<'_> {
-    fn seqcount(&self) -> &AtomicSeqcount {
+    type U64 = U64;
+    type I32 = I32;
+
+    fn seqcount(&self) -> &AtomicSeqcount<U64> {
         // SAFETY: `LAYOUT.check()` proved at compile time that the
         // seqcount lies inside the smallest tracked folio; the folio is
         // live and of a tracked order (type invariant).
         unsafe { word(self.folio.as_ptr(), LAYOUT.seq_offset) }
     }
 
-    fn mapcount(&self) -> &AtomicI32 {
+    fn mapcount(&self) -> &I32 {
         // SAFETY: `_large_mapcount` lies in page[1], as above.
         unsafe { word(self.folio.as_ptr(), MAPCOUNT_OFFSET) }
     }
 
-    fn value(&self, k: usize) -> &AtomicU64 {
+    fn value(&self, k: usize) -> &U64 {
         // SAFETY: `k` is below the class's value count (type invariant),
         // and `LAYOUT.check()` proved at compile time that the last value
         // of every class lies inside the smallest folio of the class.

@@ -49,7 +49,7 @@
 
 use core::marker::PhantomData;
 
-use super::sync::{fence, spin_loop, AtomicU64, Ordering};
+use super::sync::{spin_loop, Atomic64, AtomicU64};
 
 /// Width of each writer-count field.
 pub const WRITER_BITS: u32 = 14;
@@ -137,7 +137,9 @@ impl Mode {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NotInside;
 
-/// An atomic seqcount over one 64-bit word.
+/// An atomic seqcount over one 64-bit word of type `A`: `core`'s (or
+/// loom's) [`AtomicU64`] on the host, the kernel's atomic in the kernel
+/// ([`super::sync`]).
 ///
 /// # Examples
 ///
@@ -175,60 +177,63 @@ pub struct NotInside;
 /// assert!(seq.raw_read().is_some());
 /// ```
 #[repr(transparent)]
-pub struct AtomicSeqcount {
-    word: AtomicU64,
+pub struct AtomicSeqcount<A: Atomic64 = AtomicU64> {
+    word: A,
 }
 
-impl Default for AtomicSeqcount {
+impl<A: Atomic64> Default for AtomicSeqcount<A> {
     fn default() -> Self {
-        Self::new()
+        AtomicSeqcount {
+            word: A::with_value(0),
+        }
     }
 }
 
 impl AtomicSeqcount {
-    /// A seqcount with no writers and sequence 0.
+    /// A seqcount with no writers and sequence 0, over `core`'s (or loom's)
+    /// atomic.
     pub fn new() -> Self {
-        AtomicSeqcount {
-            word: AtomicU64::new(0),
-        }
+        Self::with_word(0)
     }
 
     /// A seqcount whose word starts at `word` (tests of the word
     /// arithmetic; C initialises the word itself).
     pub fn with_word(word: u64) -> Self {
         AtomicSeqcount {
-            word: AtomicU64::new(word),
+            word: AtomicU64::with_value(word),
         }
     }
+}
 
+impl<A: Atomic64> AtomicSeqcount<A> {
     /// Reset to "no writer, sequence 0". Only for a seqcount nobody else
     /// can reach (its folio is being prepared or is frozen).
     pub fn reset_unused(&self) {
-        self.word.store(0, Ordering::Relaxed);
+        self.word.store_relaxed(0);
     }
 
     /// The current word (for tests and diagnostics).
     pub fn raw_word(&self) -> u64 {
-        self.word.load(Ordering::Relaxed)
+        self.word.load_relaxed()
     }
 
     /// Enter as a shared writer (low-level; prefer [`Self::write_shared`]).
     /// Must be paired with [`Self::end`] with [`Mode::Shared`].
     pub fn begin_shared(&self) {
-        let old = self.word.fetch_add(SEQ_ONE + SHARED_ONE, Ordering::Acquire);
+        let old = self.word.fetch_add_acquire(SEQ_ONE + SHARED_ONE);
         if old & EXCL_MASK != 0 {
             self.wait_no_exclusive();
         }
         // Order the sequence increment before the data updates that follow
         // (smp_wmb() in the C seqcount); pairs with the reader's fence.
-        fence(Ordering::Release);
+        A::store_fence();
     }
 
     /// Enter, exclusively if no other writer is inside (one RMW), as a
     /// shared writer otherwise. Returns how it entered. Must be paired with
     /// [`Self::end`] with that mode.
     pub fn begin_exclusive(&self) -> Mode {
-        let old = self.word.fetch_add(SEQ_ONE + EXCL_ONE, Ordering::Acquire);
+        let old = self.word.fetch_add_acquire(SEQ_ONE + EXCL_ONE);
         let mode = if old & WRITERS_MASK == 0 {
             Mode::Exclusive
         } else {
@@ -236,33 +241,27 @@ impl AtomicSeqcount {
             // count made others wait; remove it in the same RMW.
             let now = self
                 .word
-                .fetch_add(SHARED_ONE.wrapping_sub(EXCL_ONE), Ordering::Acquire)
+                .fetch_add_acquire(SHARED_ONE.wrapping_sub(EXCL_ONE))
                 .wrapping_add(SHARED_ONE.wrapping_sub(EXCL_ONE));
             if now & EXCL_MASK != 0 {
                 self.wait_no_exclusive();
             }
             Mode::Shared
         };
-        fence(Ordering::Release);
+        A::store_fence();
         mode
     }
 
     /// Like [`Self::begin_exclusive`] but with compare-and-exchange: a load
     /// and one CAS when uncontended (the variant without add-return).
     pub fn begin_exclusive_cmpxchg(&self) -> Mode {
-        let old = self.word.load(Ordering::Relaxed);
+        let old = self.word.load_relaxed();
         if old & WRITERS_MASK == 0
             && self
                 .word
-                .compare_exchange(
-                    old,
-                    old.wrapping_add(SEQ_ONE + EXCL_ONE),
-                    Ordering::Acquire,
-                    Ordering::Relaxed,
-                )
-                .is_ok()
+                .cmpxchg_acquire(old, old.wrapping_add(SEQ_ONE + EXCL_ONE))
         {
-            fence(Ordering::Release);
+            A::store_fence();
             return Mode::Exclusive;
         }
         self.begin_shared();
@@ -272,7 +271,7 @@ impl AtomicSeqcount {
     fn wait_no_exclusive(&self) {
         // Acquire: see the exclusive writer's plain stores before our RMWs
         // on the same data.
-        while self.word.load(Ordering::Acquire) & EXCL_MASK != 0 {
+        while self.word.load_acquire() & EXCL_MASK != 0 {
             spin_loop();
         }
     }
@@ -284,16 +283,16 @@ impl AtomicSeqcount {
         let (one, mask) = mode.field();
         // Release: our data updates before the count drops; readers and
         // later writers acquire it.
-        let old = self.word.fetch_sub(one, Ordering::Release);
+        let old = self.word.fetch_sub_release(one);
         if old & mask == 0 {
-            self.word.fetch_add(one, Ordering::Relaxed);
+            self.word.fetch_add_relaxed(one);
             return Err(NotInside);
         }
         Ok(())
     }
 
     /// Enter a shared write section; it ends when the guard is dropped.
-    pub fn write_shared<P: Preempt>(&self) -> WriteGuard<'_, P> {
+    pub fn write_shared<P: Preempt>(&self) -> WriteGuard<'_, P, A> {
         P::disable();
         self.begin_shared();
         WriteGuard::new(self, Mode::Shared)
@@ -301,7 +300,7 @@ impl AtomicSeqcount {
 
     /// Enter a write section, exclusive if no other writer is inside; it
     /// ends when the guard is dropped.
-    pub fn write<P: Preempt>(&self) -> WriteGuard<'_, P> {
+    pub fn write<P: Preempt>(&self) -> WriteGuard<'_, P, A> {
         P::disable();
         let mode = self.begin_exclusive();
         WriteGuard::new(self, mode)
@@ -323,7 +322,7 @@ impl AtomicSeqcount {
     pub fn raw_read(&self) -> Option<u64> {
         // Acquire: pairs with the writers' release in `end`, so data
         // written before the last writer left is visible.
-        let start = self.word.load(Ordering::Acquire);
+        let start = self.word.load_acquire();
         (start & WRITERS_MASK == 0).then_some(start)
     }
 
@@ -331,22 +330,22 @@ impl AtomicSeqcount {
     /// may be inconsistent (then read again).
     pub fn read_retry(&self, start: u64) -> bool {
         // Order the data loads before the re-read of the word (smp_rmb()).
-        fence(Ordering::Acquire);
-        self.word.load(Ordering::Relaxed) != start
+        A::load_fence();
+        self.word.load_relaxed() != start
     }
 }
 
 /// An open write section. Dropping it ends the section (and re-enables
 /// preemption); it cannot be ended twice.
 #[must_use = "the write section ends when the guard is dropped"]
-pub struct WriteGuard<'a, P: Preempt> {
-    seq: &'a AtomicSeqcount,
+pub struct WriteGuard<'a, P: Preempt, A: Atomic64 = AtomicU64> {
+    seq: &'a AtomicSeqcount<A>,
     mode: Mode,
     _preempt: PhantomData<(P, *const ())>,
 }
 
-impl<'a, P: Preempt> WriteGuard<'a, P> {
-    fn new(seq: &'a AtomicSeqcount, mode: Mode) -> Self {
+impl<'a, P: Preempt, A: Atomic64> WriteGuard<'a, P, A> {
+    fn new(seq: &'a AtomicSeqcount<A>, mode: Mode) -> Self {
         WriteGuard {
             seq,
             mode,
@@ -362,32 +361,32 @@ impl<'a, P: Preempt> WriteGuard<'a, P> {
     /// Add `delta` (wrapping) to a protected word: a plain load and store
     /// when exclusive, an atomic add when shared.
     #[inline]
-    pub fn add(&self, cell: &AtomicU64, delta: u64) {
+    pub fn add(&self, cell: &A, delta: u64) {
         match self.mode {
             Mode::Exclusive => {
-                let v = cell.load(Ordering::Relaxed);
-                cell.store(v.wrapping_add(delta), Ordering::Relaxed);
+                let v = cell.load_relaxed();
+                cell.store_relaxed(v.wrapping_add(delta));
             }
             Mode::Shared => {
-                cell.fetch_add(delta, Ordering::Relaxed);
+                cell.fetch_add_relaxed(delta);
             }
         }
     }
 
     /// Subtract `delta` (wrapping) from a protected word.
     #[inline]
-    pub fn sub(&self, cell: &AtomicU64, delta: u64) {
+    pub fn sub(&self, cell: &A, delta: u64) {
         self.add(cell, delta.wrapping_neg());
     }
 }
 
-impl<P: Preempt> Drop for WriteGuard<'_, P> {
+impl<P: Preempt, A: Atomic64> Drop for WriteGuard<'_, P, A> {
     fn drop(&mut self) {
         // The guard is the only way to end its section, so its count is at
         // least one: no need for `end`'s misuse check on this hot path.
         // Release as in `end`.
         let (one, _) = self.mode.field();
-        self.seq.word.fetch_sub(one, Ordering::Release);
+        self.seq.word.fetch_sub_release(one);
         P::enable();
     }
 }

@@ -18,7 +18,7 @@
 
 use super::atomic_seqcount::{AtomicSeqcount, Mode, Preempt, WriteGuard};
 use super::rmap_id::subid::{self, Class, DUMMY_ID, MAX_ORDER, MAX_VALUES, NR_ORDERS, NR_SUBIDS};
-use super::sync::{AtomicI32, AtomicU64, Ordering};
+use super::sync::{Atomic32, Atomic64, AtomicI32};
 
 // `FolioRmap::add` has one arm per value count up to six.
 const _: () = assert!(
@@ -175,12 +175,16 @@ pub struct Snapshot {
 /// plain fields. [`FolioRmap`] asks for value `k` only for `k` below the
 /// class's value count, which every implementation must be able to serve.
 pub trait FolioWords {
+    /// The atomic type of the 64-bit words (seqcount and values).
+    type U64: Atomic64;
+    /// The atomic type of the 32-bit counters (the mapcount).
+    type I32: Atomic32;
     /// The atomic seqcount.
-    fn seqcount(&self) -> &AtomicSeqcount;
+    fn seqcount(&self) -> &AtomicSeqcount<Self::U64>;
     /// Mapcount minus one, as C keeps `_large_mapcount` (-1: unmapped).
-    fn mapcount(&self) -> &AtomicI32;
+    fn mapcount(&self) -> &Self::I32;
     /// Rmap value `k`.
-    fn value(&self, k: usize) -> &AtomicU64;
+    fn value(&self, k: usize) -> &Self::U64;
 }
 
 /// The rmap state of one tracked large folio.
@@ -204,6 +208,8 @@ pub trait FolioWords {
 /// }
 ///
 /// impl FolioWords for Words {
+///     type U64 = AtomicU64;
+///     type I32 = AtomicI32;
 ///     fn seqcount(&self) -> &AtomicSeqcount {
 ///         &self.seq
 ///     }
@@ -249,11 +255,11 @@ pub struct FolioRmap<W: FolioWords> {
 
 /// The reference counts [`FolioRmap::may_reuse`] needs beside the rmap
 /// state.
-pub struct ReuseCounts<'a> {
+pub struct ReuseCounts<'a, I: Atomic32 = AtomicI32> {
     /// The folio's reference count.
-    pub refcount: &'a AtomicI32,
+    pub refcount: &'a I,
     /// PMD mappings minus one (C's `_entire_mapcount`).
-    pub entire_mapcount: &'a AtomicI32,
+    pub entire_mapcount: &'a I,
 }
 
 /// The sub-IDs of the asking (or mapping) mm for this folio's class.
@@ -336,9 +342,9 @@ impl<W: FolioWords> FolioRmap<W> {
     /// can see (being prepared, or frozen for a split).
     pub fn reset(&self) {
         self.words.seqcount().reset_unused();
-        self.words.mapcount().store(-1, Ordering::Relaxed);
+        self.words.mapcount().store_relaxed(-1);
         for k in 0..self.nr_values {
-            self.words.value(k).store(0, Ordering::Relaxed);
+            self.words.value(k).store_relaxed(0);
         }
     }
 
@@ -408,28 +414,21 @@ impl<W: FolioWords> FolioRmap<W> {
                 // The only writer: plain loads and stores (one add to
                 // memory each, with the load last so the compiler folds
                 // it into the add).
-                let new = delta.wrapping_add(mapcount.load(Ordering::Relaxed));
-                mapcount.store(new, Ordering::Relaxed);
+                let new = delta.wrapping_add(mapcount.load_relaxed());
+                mapcount.store_relaxed(new);
                 if let Some(subids) = subids {
                     for (k, s) in subids.iter().enumerate() {
                         let cell = self.words.value(k);
-                        cell.store(
-                            s.wrapping_mul(d).wrapping_add(cell.load(Ordering::Relaxed)),
-                            Ordering::Relaxed,
-                        );
+                        cell.store_relaxed(s.wrapping_mul(d).wrapping_add(cell.load_relaxed()));
                     }
                 }
                 new
             }
             Mode::Shared => {
-                let new = mapcount
-                    .fetch_add(delta, Ordering::Relaxed)
-                    .wrapping_add(delta);
+                let new = mapcount.fetch_add_relaxed(delta).wrapping_add(delta);
                 if let Some(subids) = subids {
                     for (k, s) in subids.iter().enumerate() {
-                        self.words
-                            .value(k)
-                            .fetch_add(s.wrapping_mul(d), Ordering::Relaxed);
+                        self.words.value(k).fetch_add_relaxed(s.wrapping_mul(d));
                     }
                 }
                 new
@@ -466,10 +465,10 @@ impl<W: FolioWords> FolioRmap<W> {
 
     /// Mapcount and values, unprotected (callers check the seqcount).
     fn read_words(&self) -> Snapshot {
-        let mapcount = i64::from(self.words.mapcount().load(Ordering::Relaxed)) + 1;
+        let mapcount = i64::from(self.words.mapcount().load_relaxed()) + 1;
         let mut values = [0u64; MAX_VALUES];
         for (k, out) in values.iter_mut().enumerate().take(self.nr_values) {
-            *out = self.words.value(k).load(Ordering::Relaxed);
+            *out = self.words.value(k).load_relaxed();
         }
         Snapshot { mapcount, values }
     }
@@ -504,7 +503,7 @@ impl<W: FolioWords> FolioRmap<W> {
     /// interferes: retries up to [`READ_TRIES`] snapshots, then gives up.
     pub fn sharing(&self, mm: &MmIds<'_>) -> Sharing {
         // Obviously shared, without touching the seqcount.
-        if i64::from(self.words.mapcount().load(Ordering::Relaxed)) + 1 > self.nr_pages() {
+        if i64::from(self.words.mapcount().load_relaxed()) + 1 > self.nr_pages() {
             return Sharing::Shared;
         }
         for _ in 0..READ_TRIES {
@@ -553,7 +552,7 @@ impl<W: FolioWords> FolioRmap<W> {
     /// [`READ_TRIES`] snapshots, then [`Sharing::GaveUp`].
     pub fn sole_mapper(&self) -> Sharing {
         // Obviously shared, without touching the seqcount.
-        if i64::from(self.words.mapcount().load(Ordering::Relaxed)) + 1 > self.nr_pages() {
+        if i64::from(self.words.mapcount().load_relaxed()) + 1 > self.nr_pages() {
             return Sharing::Shared;
         }
         for _ in 0..READ_TRIES {
@@ -570,14 +569,14 @@ impl<W: FolioWords> FolioRmap<W> {
     /// is not PMD-mapped, every reference is a page-table mapping
     /// (`refcount == mapcount`: no GUP pin, swap cache or other holder),
     /// and every mapping belongs to `mm`. A writer inside means "copy".
-    pub fn may_reuse(&self, mm: &MmIds<'_>, counts: &ReuseCounts<'_>) -> bool {
+    pub fn may_reuse(&self, mm: &MmIds<'_>, counts: &ReuseCounts<'_, W::I32>) -> bool {
         let seq = self.words.seqcount();
         let Some(start) = seq.raw_read() else {
             return false;
         };
         let snap = self.read_words();
-        let refcount = i64::from(counts.refcount.load(Ordering::Relaxed));
-        let pmd_mapped = counts.entire_mapcount.load(Ordering::Relaxed) >= 0;
+        let refcount = i64::from(counts.refcount.load_relaxed());
+        let pmd_mapped = counts.entire_mapcount.load_relaxed() >= 0;
         if seq.read_retry(start) {
             return false;
         }
@@ -695,10 +694,10 @@ const fn min3(a: u64, b: u64, c: u64) -> u64 {
     }
 }
 
-fn set_i32<P: Preempt>(_guard: &WriteGuard<'_, P>, cell: &AtomicI32, v: i32) {
-    cell.store(v, Ordering::Relaxed);
+fn set_i32<P: Preempt, A: Atomic64, I: Atomic32>(_guard: &WriteGuard<'_, P, A>, cell: &I, v: i32) {
+    cell.store_relaxed(v);
 }
 
-fn set_u64<P: Preempt>(_guard: &WriteGuard<'_, P>, cell: &AtomicU64, v: u64) {
-    cell.store(v, Ordering::Relaxed);
+fn set_u64<P: Preempt, A: Atomic64>(_guard: &WriteGuard<'_, P, A>, cell: &A, v: u64) {
+    cell.store_relaxed(v);
 }

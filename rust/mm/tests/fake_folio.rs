@@ -53,6 +53,8 @@ impl FakeFolio {
 }
 
 impl FolioWords for &FakeFolio {
+    type U64 = AtomicU64;
+    type I32 = AtomicI32;
     fn seqcount(&self) -> &AtomicSeqcount {
         &self.seq
     }

@@ -148,6 +148,8 @@ struct Folio {
 }
 
 impl FolioWords for &Folio {
+    type U64 = AtomicU64;
+    type I32 = AtomicI32;
     fn seqcount(&self) -> &AtomicSeqcount {
         &self.seq
     }
