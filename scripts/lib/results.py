@@ -532,17 +532,38 @@ def cmd_parity(args):
 
 # ---- KUnit ----------------------------------------------------------------
 
+# A Rust KUnit suite (#[kunit_tests(NAME)] on a module) and its cases (its
+# #[test] functions, other attributes allowed between).
+RUST_SUITE = re.compile(r"#\[(?:[\w:]*::)?kunit_tests\((\w+)\)\]")
+RUST_CASE = re.compile(r"#\[test\]\s*(?:#\[[^\]]*\]\s*)*fn\s+(\w+)")
+
+
+def rust_kunit_declared(src):
+    """suite -> [case] of the #[kunit_tests] modules in Rust source SRC: a
+    suite's cases are the #[test] functions up to the next suite."""
+    marks = list(RUST_SUITE.finditer(src))
+    out = {}
+    for i, m in enumerate(marks):
+        end = marks[i + 1].start() if i + 1 < len(marks) else len(src)
+        out[m.group(1)] = RUST_CASE.findall(src, m.end(), end)
+    return out
+
+
 def kunit_declared(tree, suites):
     """suite -> [case] from the KUnit sources the series adds to TREE (its
     git history: pristine..rust-mm): each `struct kunit_suite` of a wanted
-    name and the KUNIT_CASE*() entries of its test_cases array."""
+    name and the KUNIT_CASE*() entries of its test_cases array, and each
+    Rust #[kunit_tests] module of a wanted name and its #[test] functions."""
     files = subprocess.run(["git", "-C", tree, "diff", "--name-only", "--diff-filter=AM",
-                            "pristine", "rust-mm", "--", "*.c"],
+                            "pristine", "rust-mm", "--", "*.c", "*.rs"],
                            capture_output=True, text=True, check=True).stdout.split()
     out = {}
     for f in files:
         with open(os.path.join(tree, f), errors="replace") as fh:
             src = fh.read()
+        if f.endswith(".rs"):
+            out.update({n: c for n, c in rust_kunit_declared(src).items() if n in suites})
+            continue
         arrays = {}
         for m in re.finditer(r"struct\s+kunit_case\s+(\w+)\s*\[\]\s*=\s*\{(.*?)\n\};", src, re.S):
             arrays[m.group(1)] = re.findall(r"KUNIT_CASE\w*\(\s*(\w+)", m.group(2))

@@ -26,6 +26,9 @@ import re
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from results import rust_kunit_declared  # noqa: E402  (a Rust suite's cases, as make test counts them)
+
 BENCH_BEGIN = "Benchmarks ("
 ROW = re.compile(r"^  (\S+)\s+([+-]\d+\.\d\d)%\s+\[([+-]\d+\.\d\d), ([+-]\d+\.\d\d)\]\s+(\S+)\s+(\S.*?)\s*$")
 
@@ -112,7 +115,15 @@ def kunit_dirs(tree):
 
 
 def kunit_cases(tree, suite):
-    """Number of KUNIT_CASE entries of the suite named @suite in the tree."""
+    """Number of cases of the suite named @suite in the tree: the
+    KUNIT_CASE entries of a C suite, the #[test] functions of a Rust one
+    (#[kunit_tests] in rust/mm)."""
+    rust = os.path.join(tree, "rust", "mm")
+    for name in sorted(os.listdir(rust)) if os.path.isdir(rust) else []:
+        if name.endswith(".rs"):
+            cases = rust_kunit_declared(open(os.path.join(rust, name), errors="replace").read())
+            if suite in cases:
+                return len(cases[suite]), f"rust/mm/{name}"
     for root in kunit_dirs(tree):
         d = os.path.join(tree, root)
         for name in sorted(os.listdir(d)):
@@ -136,7 +147,8 @@ def tests_section(topic_dir, tree, test_result):
         for s in suites:
             n, where = kunit_cases(tree, s)
             if n is None:
-                raise SystemExit(f"cover-letter: KUnit suite {s} not found in {tree} ({', '.join(kunit_dirs(tree))})")
+                raise SystemExit(f"cover-letter: KUnit suite {s} not found in {tree} "
+                                 f"({', '.join(['rust/mm'] + kunit_dirs(tree))})")
             out.append(f"  {s:<18} {n:3d} cases  ({where})")
     tree_hash = subprocess.run(["git", "-C", tree, "rev-parse", "rust-mm^{tree}"],
                                capture_output=True, text=True).stdout.strip()

@@ -368,6 +368,46 @@ class KUnit(SyntheticTree):
         self.assertEqual(c, (2, 1, 0), out)
 
 
+class KUnitRust(SyntheticTree):
+    """results.py kunit: a Rust suite's cases are its #[test] functions."""
+
+    def setUp(self):
+        super().setUp()
+        os.makedirs(os.path.join(self.t, "rust", "mm"))
+        wr(os.path.join(self.t, "rust", "mm", "atomic.rs"),
+           "pub fn f() {}\n\n#[cfg(CONFIG_X)]\n#[kernel::macros::kunit_tests(rust_mm_atomic)]\n"
+           "mod tests {\n    #[test]\n    fn loads_what_it_stored() {}\n\n"
+           "    fn helper() {}\n\n    #[test]\n    #[cfg(CONFIG_Y)]\n    fn wraps() {}\n}\n")
+        git(self.t, "add", "-A")
+        git(self.t, "commit", "-qm", "rust")
+        git(self.t, "branch", "-f", "rust-mm")
+
+    def kunit(self, cases):
+        res = os.path.join(self.t, "r.json")
+        data = {"name": "main", "sub_groups": [
+            {"name": "rust_mm_atomic", "test_cases": [{"name": c, "status": "PASS"} for c in cases]}]}
+        wr(res, json.dumps(data))
+        r = subprocess.run([sys.executable, SCRIPT, "kunit", res, "--tree", self.t, "rust_mm_atomic"],
+                           capture_output=True, text=True)
+        m = re.search(r"^kunit: (\d+) passed, (\d+) failed, (\d+) skipped", r.stdout, re.M)
+        self.assertTrue(m, r.stdout + r.stderr)
+        return tuple(map(int, m.groups())), r.stdout
+
+    def test_every_test_function_passing_passes(self):
+        c, out = self.kunit(["loads_what_it_stored", "wraps"])
+        self.assertEqual(c, (2, 0, 0), out)
+
+    def test_a_test_function_without_a_result_fails(self):
+        c, out = self.kunit(["loads_what_it_stored"])
+        self.assertEqual(c, (1, 1, 0), out)
+        self.assertIn("rust_mm_atomic.wraps  (declared in the source, no result", out)
+
+    def test_a_helper_is_not_a_case(self):
+        c, out = self.kunit(["loads_what_it_stored", "wraps", "helper"])
+        self.assertEqual(c, (2, 1, 0), out)
+        self.assertIn("a result no source declares", out)
+
+
 class Kcsan(SyntheticTree):
     """results.py kcsan: "ours" from the series, not from a list."""
 

@@ -293,27 +293,39 @@ class LtoCheck(unittest.TestCase):
                                self.listing(calls)], capture_output=True, text=True)
 
     # The tables of main's series (7.3): copy_page_range()'s large-folio
-    # work is its call to folio_dup_tracked_mapcount().
-    GOOD = {"copy_page_range": ["folio_dup_tracked_mapcount"]}
+    # work is its call to copy_present_ptes_batch(), whose is its call to
+    # folio_dup_tracked_mapcount().
+    GOOD = {"copy_page_range": ["copy_present_ptes_batch"],
+            "copy_present_ptes_batch": ["folio_dup_tracked_mapcount"]}
 
     def test_inlined_entry_points_pass(self):
         r = self.run_check(self.GOOD)
         self.assertEqual(r.returncode, 0, r.stdout)
-        self.assertIn("lto-check: 15 passed, 0 failed", r.stdout)
+        self.assertIn("lto-check: 16 passed, 0 failed", r.stdout)
 
     def test_a_call_to_an_entry_point_or_a_rust_function_fails(self):
         for caller, callee in [("folio_remove_rmap_ptes", "rust_folio_rmap_add"),
                                ("do_wp_page", "_RNvNtCs1_7rust_mm10folio_rmap8may_reuse")]:
             r = self.run_check(dict(self.GOOD, **{caller: [callee]}))
             self.assertNotEqual(r.returncode, 0, r.stdout)
-            self.assertIn(f"{caller} calls no rust/mm entry point and no Rust function "
-                          f"(calls {callee}): FAILED", r.stdout)
+            self.assertIn(f"{caller} calls no rust/mm entry point, no Rust function and no "
+                          f"Rust helper (calls {callee}): FAILED", r.stdout)
+
+    def test_a_kernel_crate_helper_left_out_of_line_fails(self):
+        # kernel::sync::atomic's operations are C helpers; LTO must inline
+        # them into the callers with the rest of the edge.
+        callee = "rust_helper_atomic64_fetch_add_relaxed"
+        r = self.run_check(dict(self.GOOD, folio_add_anon_rmap_ptes=[callee]))
+        self.assertNotEqual(r.returncode, 0, r.stdout)
+        self.assertIn(f"folio_add_anon_rmap_ptes calls no rust/mm entry point, no Rust "
+                      f"function and no Rust helper (calls {callee}): FAILED", r.stdout)
 
     def test_order0_caller_with_its_large_folio_work_inlined_back_fails(self):
-        r = self.run_check({})
+        r = self.run_check({"copy_present_ptes_batch": ["folio_dup_tracked_mapcount"]})
         self.assertNotEqual(r.returncode, 0, r.stdout)
-        self.assertIn("(no call to folio_dup_tracked_mapcount: inlined back?): FAILED", r.stdout)
-        self.assertIn("lto-check: 14 passed, 1 failed", r.stdout)
+        self.assertIn("copy_page_range holds no rust/mm code", r.stdout)
+        self.assertIn("(no call to copy_present_ptes_batch: inlined back?): FAILED", r.stdout)
+        self.assertIn("lto-check: 15 passed, 1 failed", r.stdout)
 
     def test_control_without_lto_wants_every_call(self):
         calls = dict(self.GOOD)
@@ -321,7 +333,7 @@ class LtoCheck(unittest.TestCase):
             calls.setdefault(caller, []).extend(wants)
         r = self.run_check(calls, "--expect-calls")
         self.assertEqual(r.returncode, 0, r.stdout)
-        self.assertIn("lto-check: 15 passed, 0 failed", r.stdout)
+        self.assertIn("lto-check: 16 passed, 0 failed", r.stdout)
         # ... and the LTO verdict on the same listing fails every caller.
         r = self.run_check(calls)
         self.assertNotEqual(r.returncode, 0)
