@@ -30,9 +30,7 @@ const LAYOUT: Layout = Layout {
     page_size: bindings::folio_rmap_layout_FOLIO_RMAP_PAGE_SIZE as usize,
     seq_offset: bindings::folio_rmap_layout_FOLIO_RMAP_SEQ_OFFSET as usize,
     pair_offset: bindings::folio_rmap_layout_FOLIO_RMAP_PAIR_OFFSET as usize,
-    // Value 0 in page[2].index (mm_types.h: enum folio_rmap_layout's
-    // comment and its static_asserts pin _rmap_val0 there).
-    first_value_word: 4,
+    first_value_word: bindings::folio_rmap_layout_FOLIO_RMAP_FIRST_VALUE_WORD as usize,
     track_min_order: bindings::RMAP_ID_TRACK_MIN_ORDER,
 };
 const MAPCOUNT_OFFSET: usize = bindings::folio_rmap_layout_FOLIO_RMAP_MAPCOUNT_OFFSET as usize;
@@ -180,10 +178,9 @@ pub unsafe extern "C" fn rust_folio_rmap_reset(folio: *mut bindings::folio, orde
 }
 
 /// Write sections of `rust_folio_rmap_add` and `rust_folio_rmap_set_new`: their
-/// C callers (`folio_add_large_mapcount()`, `folio_set_large_mapcount()` in
-/// `include/linux/rmap.h`) hold a page table lock, which disables
-/// preemption (they assert it; on PREEMPT_RT, where that lock sleeps, they
-/// disable preemption around the call), so the section toggles nothing.
+/// C callers (`folio_add_return_large_mapcount()`,
+/// `folio_set_large_mapcount()` in `include/linux/rmap.h`) disable
+/// preemption around the call, so the section toggles nothing.
 /// Preemption off bounds the writer counts by the number of CPUs and how
 /// long readers and shared writers wait; memory safety does not depend on
 /// it.
@@ -232,14 +229,16 @@ pub unsafe extern "C" fn rust_folio_rmap_add(
     order: c_uint,
     subids: *const bindings::rmap_subids,
     delta: c_int,
-) {
+) -> c_int {
     // SAFETY: Forwarded from this function's safety requirements.
     let Some(r) = (unsafe { rmap(folio, order) }) else {
-        return;
+        // C tracks every order it passes; an untracked one changes nothing
+        // here, and its mapcount is C's to keep.
+        return 0;
     };
     // SAFETY: Forwarded from this function's safety requirements.
     let mm = unsafe { writer_ids(subids) };
-    r.add::<PreemptOffByCaller>(&mm, delta);
+    r.add::<PreemptOffByCaller>(&mm, delta)
 }
 
 /// Set a new folio mapped `mapcount` times by one mm.
@@ -291,6 +290,29 @@ pub unsafe extern "C" fn rust_folio_rmap_sharing(
     let answer = match (r, mm) {
         (Some(r), Some(mm)) => r.sharing(&mm),
         _ => Sharing::Shared,
+    };
+    answer as c_int
+}
+
+/// Does one mm, whichever, have every mapping of the folio
+/// (`folio_maybe_mapped_shared()`)? One of `FOLIO_RMAP_*`; untracked folios
+/// answer `FOLIO_RMAP_SHARED`.
+///
+/// # Safety
+///
+/// As [`rust_folio_rmap_sharing`].
+#[no_mangle]
+// See `LTO_INLINE` above.
+#[allow(unused_attributes)]
+#[inline(always)]
+pub unsafe extern "C" fn rust_folio_rmap_sole_mapper(
+    folio: *mut bindings::folio,
+    order: c_uint,
+) -> c_int {
+    // SAFETY: Forwarded from this function's safety requirements.
+    let answer = match unsafe { rmap(folio, order) } {
+        Some(r) => r.sole_mapper(),
+        None => Sharing::Shared,
     };
     answer as c_int
 }
@@ -412,6 +434,7 @@ const _: () = {
     type Folio = *mut bindings::folio;
     type SubIds = *const bindings::rmap_subids;
     type Update = unsafe extern "C" fn(Folio, c_uint, SubIds, c_int);
+    type Add = unsafe extern "C" fn(Folio, c_uint, SubIds, c_int) -> c_int;
     type Reader<T> = unsafe extern "C" fn(Folio, c_uint, u32, SubIds) -> T;
     type Window = unsafe extern "C" fn(
         c_ulong,
@@ -425,9 +448,13 @@ const _: () = {
     type Snapshot = unsafe extern "C" fn(Folio, c_uint, *mut c_long, *mut u64, usize) -> c_int;
     let _: [unsafe extern "C" fn(Folio, c_uint); 2] =
         [bindings::rust_folio_rmap_reset, rust_folio_rmap_reset];
-    let _: [Update; 2] = [bindings::rust_folio_rmap_add, rust_folio_rmap_add];
+    let _: [Add; 2] = [bindings::rust_folio_rmap_add, rust_folio_rmap_add];
     let _: [Update; 2] = [bindings::rust_folio_rmap_set_new, rust_folio_rmap_set_new];
     let _: [Reader<c_int>; 2] = [bindings::rust_folio_rmap_sharing, rust_folio_rmap_sharing];
+    let _: [unsafe extern "C" fn(Folio, c_uint) -> c_int; 2] = [
+        bindings::rust_folio_rmap_sole_mapper,
+        rust_folio_rmap_sole_mapper,
+    ];
     let _: [Reader<bool>; 2] = [
         bindings::rust_folio_rmap_may_reuse,
         rust_folio_rmap_may_reuse,
@@ -438,3 +465,80 @@ const _: () = {
     ];
     let _: [Snapshot; 2] = [bindings::rust_folio_rmap_snapshot, rust_folio_rmap_snapshot];
 };
+
+/// The core's folio rmap state on the kernel's atomics (`Atomic<u64>`,
+/// `Atomic<i32>`: `crate::atomic` implements the core's atomic traits for
+/// them), in the kernel: one mm's mapping told from two, and the reuse
+/// test, in every build, whichever atomics the edges above use.
+#[cfg(CONFIG_MM_RMAP_ID_KUNIT_TEST)]
+#[kernel::macros::kunit_tests(rust_folio_rmap)]
+mod tests {
+    use crate::logic::atomic_seqcount::{AtomicSeqcount, NoPreempt};
+    use crate::logic::folio_rmap::{FolioRmap, FolioWords, MmIds, ReuseCounts, Sharing};
+    use crate::logic::rmap_id::subid::{SubIds, MAX_VALUES};
+    use crate::logic::sync::{Atomic32, Atomic64};
+    use kernel::sync::atomic::Atomic;
+
+    // The kernel's atomics, whichever the edges use in this build.
+    type U64 = Atomic<u64>;
+    type I32 = Atomic<i32>;
+    type Seqcount = AtomicSeqcount<U64>;
+
+    struct Words {
+        seq: Seqcount,
+        mapcount: I32,
+        values: [U64; MAX_VALUES],
+    }
+
+    impl FolioWords for Words {
+        type U64 = U64;
+        type I32 = I32;
+
+        fn seqcount(&self) -> &Seqcount {
+            &self.seq
+        }
+        fn mapcount(&self) -> &I32 {
+            &self.mapcount
+        }
+        fn value(&self, k: usize) -> &U64 {
+            &self.values[k]
+        }
+    }
+
+    #[test]
+    fn folio_rmap_on_kernel_atomics_tells_one_mm_from_two() {
+        let words = Words {
+            seq: Seqcount::default(),
+            mapcount: I32::with_value(-1),
+            values: core::array::from_fn(|_| U64::with_value(0)),
+        };
+        let (folio, parent, child) = (FolioRmap::new(9, words), SubIds::new(1), SubIds::new(2));
+        // Order 9 is tracked, and IDs 1 and 2 have sub-IDs.
+        assert!(folio.is_some() && parent.is_ok() && child.is_ok());
+        let (Some(folio), Ok(parent), Ok(child)) = (folio, parent, child) else {
+            return;
+        };
+        let (parent, child) = (MmIds::of(&parent), MmIds::of(&child));
+        folio.reset();
+        assert_eq!(folio.add::<NoPreempt>(&parent, 512), 512);
+        assert_eq!(folio.sharing(&parent), Sharing::Exclusive);
+        assert_eq!(folio.sole_mapper(), Sharing::Exclusive);
+        let (refcount, entire) = (I32::with_value(512), I32::with_value(-1));
+        let counts = ReuseCounts {
+            refcount: &refcount,
+            entire_mapcount: &entire,
+        };
+        assert!(folio.may_reuse(&parent, &counts));
+        assert!(!folio.may_reuse(&child, &counts));
+        // After fork both map every page: shared for both, no reuse.
+        assert_eq!(folio.add::<NoPreempt>(&child, 512), 1024);
+        assert_eq!(folio.sharing(&parent), Sharing::Shared);
+        assert_eq!(folio.sole_mapper(), Sharing::Shared);
+        // The child unmaps: the parent's alone again, unless pinned.
+        assert_eq!(folio.add::<NoPreempt>(&child, -512), 512);
+        assert_eq!(folio.sharing(&parent), Sharing::Exclusive);
+        assert!(folio.may_reuse(&parent, &counts));
+        refcount.store_relaxed(513);
+        assert!(!folio.may_reuse(&parent, &counts));
+    }
+}

@@ -4,7 +4,7 @@
 //!
 //! The C API of rmap IDs and sub-IDs. The `unsafe` here is what the FFI
 //! edge needs: turning the allocator handle C holds back into a reference,
-//! writing results through C pointers, and the irq-safe spinlock backend.
+//! and writing results through C pointers.
 //! The logic lives in the safe modules [`crate::logic::rmap_id::idspace`]
 //! and [`crate::logic::rmap_id::subid`].
 
@@ -13,11 +13,11 @@ use core::ptr;
 
 use kernel::bindings;
 use kernel::error::code::{EINVAL, ENOENT, ENOMEM, ENOSPC};
-use kernel::ffi::{c_char, c_int, c_uint, c_ulong};
-use kernel::init::{self, Zeroable};
+use kernel::ffi::{c_int, c_uint};
+use kernel::new_spinlock_irq;
 use kernel::prelude::*;
-use kernel::sync::lock::{Backend, Lock};
-use kernel::{c_str, static_lock_class};
+use kernel::sync::SpinLockIrq;
+use pin_init::init_zeroed;
 
 use crate::logic::rmap_id::idspace::{self, AllocError, FreeError, IdSpace, Leaf, SpaceLock};
 use crate::logic::rmap_id::subid::{self, SubIdError, SubIds};
@@ -73,52 +73,25 @@ const _: () = {
         [bindings::rust_rmap_id_subid_class, rust_rmap_id_subid_class];
 };
 
-/// A `spinlock_t` taken with `spin_lock_irqsave()`: the free path runs from
-/// `__mmdrop()`, which may be reached with interrupts disabled or from
-/// softirq context.
-pub struct IrqSaveSpinLockBackend;
-
-// SAFETY: `spinlock_t` provides mutual exclusion; `relock` uses the default
-// implementation, which calls the same `lock` (irqsave) again.
-unsafe impl Backend for IrqSaveSpinLockBackend {
-    type State = bindings::spinlock_t;
-    type GuardState = c_ulong;
-
-    unsafe fn init(ptr: *mut Self::State, name: *const c_char, key: *mut bindings::lock_class_key) {
-        // SAFETY: The caller guarantees `ptr` is valid for writes and `name`
-        // and `key` stay valid for reads indefinitely.
-        unsafe { bindings::__spin_lock_init(ptr, name, key) }
-    }
-
-    unsafe fn lock(ptr: *mut Self::State) -> Self::GuardState {
-        // SAFETY: The caller guarantees `ptr` points to an initialised lock.
-        unsafe { bindings::spin_lock_irqsave(ptr) }
-    }
-
-    unsafe fn unlock(ptr: *mut Self::State, flags: &Self::GuardState) {
-        // SAFETY: The caller owns the lock, taken by `lock` which returned
-        // `flags`.
-        unsafe { bindings::spin_unlock_irqrestore(ptr, *flags) }
-    }
-}
-
 // SAFETY: A `Leaf` is an array of integers, for which all-zero bytes is a
 // valid (and the empty) value.
 unsafe impl Zeroable for Leaf {}
 
-/// An rmap-ID allocator: an [`IdSpace`] behind an irq-safe spinlock. C holds
-/// it as `struct rmap_id_allocator *`.
+/// An rmap-ID allocator: an [`IdSpace`] behind a spinlock taken with
+/// interrupts disabled ([`SpinLockIrq`]: the free path runs from
+/// `__mmdrop()`, which may be reached with interrupts disabled or from
+/// softirq context). C holds it as `struct rmap_id_allocator *`.
 #[pin_data]
 pub struct Allocator {
     #[pin]
-    space: Lock<IdSpace<KBox<Leaf>>, IrqSaveSpinLockBackend>,
+    space: SpinLockIrq<IdSpace<KBox<Leaf>>>,
 }
 
 impl Allocator {
     /// An allocator for IDs `1..=max_id`.
     fn new(max_id: u32) -> impl PinInit<Self> {
         pin_init!(Allocator {
-            space <- Lock::new(IdSpace::new(max_id), c_str!("rmap_id"), static_lock_class!()),
+            space <- new_spinlock_irq!(IdSpace::new(max_id), "rmap_id"),
         })
     }
 }
@@ -132,7 +105,7 @@ impl SpaceLock for Allocator {
     }
 
     fn new_leaf(&self) -> Option<KBox<Leaf>> {
-        KBox::init(init::zeroed(), GFP_KERNEL).ok()
+        KBox::init(init_zeroed(), GFP_KERNEL).ok()
     }
 }
 
