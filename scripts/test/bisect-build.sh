@@ -4,9 +4,14 @@
 # vmlinux for x86_64 with the KUnit kernel's configuration (our options on
 # wherever the prefix defines them). One scratch worktree of the prepared
 # tree is moved from commit to commit and built incrementally into one
-# output directory, so only what a patch touches is rebuilt. Prints one
-# line per prefix, then 'bisect: N passed, N failed'. Part of
-# `make test-all` (it does not fit CI's time for `make test`).
+# output directory, so only what a patch touches is rebuilt. The
+# configuration is the KUnit kernel's without LTO: a prefix is a compile
+# and link check, and a ThinLTO link per prefix would cost minutes each;
+# the whole stack with LTO (CONFIG_RUST_MM_LTO, the rust-lto topic) is the
+# KUnit kernel itself, which `make bisect` builds first (its prerequisite
+# `make kunit`). Prints one line per prefix, then 'bisect: N passed,
+# N failed'. Part of `make test-all` (it does not fit CI's time for
+# `make test`).
 #   BISECT_FROM   first prefix to build (default 1)
 set -uo pipefail
 # shellcheck source=scripts/lib/env.sh
@@ -36,6 +41,7 @@ for ((k = ${BISECT_FROM:-1}; k <= n; k++)); do
 	# The full config every time: olddefconfig drops what this prefix does
 	# not define, and a later prefix must get it back.
 	cp "$cfg" "$obj/.config"
+	"$src/scripts/config" --file "$obj/.config" -d LTO_CLANG_THIN -d LTO_CLANG_FULL -e LTO_NONE
 	log="$obj/build-$k.log"
 	if make -C "$src" O="$obj" ARCH=x86_64 "${KMAKE_OPTS[@]}" olddefconfig > "$log" 2>&1 &&
 	   make -C "$src" O="$obj" ARCH=x86_64 "${KMAKE_OPTS[@]}" -j"$(nproc)" vmlinux >> "$log" 2>&1; then
