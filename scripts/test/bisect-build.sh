@@ -41,7 +41,10 @@ for ((k = ${BISECT_FROM:-1}; k <= n; k++)); do
 	# The full config every time: olddefconfig drops what this prefix does
 	# not define, and a later prefix must get it back.
 	cp "$cfg" "$obj/.config"
-	"$src/scripts/config" --file "$obj/.config" -d LTO_CLANG_THIN -d LTO_CLANG_FULL -e LTO_NONE
+	# CONFIG_RUST_MM_LTO refuses a build without LTO (rust-lto's Kbuild):
+	# off with it.
+	"$src/scripts/config" --file "$obj/.config" -d LTO_CLANG_THIN -d LTO_CLANG_FULL -e LTO_NONE \
+		-d RUST_MM_LTO
 	log="$obj/build-$k.log"
 	if make -C "$src" O="$obj" ARCH=x86_64 "${KMAKE_OPTS[@]}" olddefconfig > "$log" 2>&1 &&
 	   make -C "$src" O="$obj" ARCH=x86_64 "${KMAKE_OPTS[@]}" -j"$(nproc)" vmlinux >> "$log" 2>&1; then
