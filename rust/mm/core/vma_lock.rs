@@ -1,85 +1,101 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The per-VMA lock as one 64-bit word in the vma: its state machine.
+//! The per-VMA lock of Linux 7.3 (`vm_refcnt` and `vm_lock_seq`): every
+//! decision of its protocol as a pure function.
 //!
-//! 6.12 gives every vma a `struct vma_lock` (an `rw_semaphore` in a slab
-//! cache of its own, 40 bytes) although readers never sleep on it -- they
-//! try, and fall back to `mmap_lock` -- and at most one writer ever wants
-//! it, because writers hold `mmap_lock` for write. This module is the
-//! whole state machine of a lock that fits in one `atomic64_t` embedded in
-//! `vm_area_struct`: pure functions from the word's value (and the mm's
-//! sequence) to a [`Step`], the verdict and the value to store. C owns the
-//! atomics (load, `try_cmpxchg` loop), RCU, waiting and waking.
+//! Since 6.15 a vma carries its lock in two fields: `vm_refcnt`, a
+//! `refcount_t` that counts the vma's attachment to its mm's tree and its
+//! read lockers, and `vm_lock_seq`, the `mm_lock_seq` of the mmap_lock
+//! write section that write-locked it. The vma cache is
+//! `SLAB_TYPESAFE_BY_RCU`, so a reader that found a vma under RCU may
+//! hold a pointer to an object that was freed and reused -- detached, or
+//! attached again in another mm or at another address -- and every rule
+//! below is written for that reader.
+//!
+//! This module decides every transition of that protocol from the values
+//! C read: whether a reader may take the lock, what a release stores and
+//! whether it wakes the writer, what a writer's or detacher's exclusion of
+//! readers stores and when it is complete, attach and detach. C keeps the
+//! atomics (each decision feeds a `try_cmpxchg` loop), RCU, the `rcuwait`
+//! in the mm, the `mmgrab()` that keeps a foreign mm alive, and lockdep.
 //!
 //! # Examples
 //!
-//! A reader, then a writer that must wait for it, as C drives the word
+//! A reader, then a writer that excludes it, as C drives `vm_refcnt`
 //! (each [`Step`] is stored with a compare-and-exchange there):
 //!
 //! ```
 //! use rust_mm_core::vma_lock::{self, Verdict};
 //!
-//! let mm_seq = 7; // the mm's `mm_lock_seq` while its writer holds mmap_lock
-//! let word = vma_lock::init(false);
+//! let mm_seq = 6; // the mm's sequence while no writer holds mmap_lock
+//! let r = vma_lock::attach(vma_lock::DETACHED).refcnt; // in the tree: 1
 //!
-//! // A page fault reads the vma under RCU: one reader.
-//! let s = vma_lock::read_trylock(word, mm_seq);
+//! // A page fault: pre-check, admit, validate.
+//! assert!(!vma_lock::is_write_locked(vma_lock::SEQ_UNLOCKED, mm_seq));
+//! let s = vma_lock::read_admit(r);
 //! assert_eq!(s.verdict, Verdict::Ok);
-//! let word = s.word;
-//! assert_eq!(vma_lock::readers(word), 1);
+//! let r = s.refcnt; // 2: attached, one reader
+//! assert_eq!(vma_lock::read_validate(true, vma_lock::SEQ_UNLOCKED, mm_seq), Verdict::Ok);
 //!
-//! // The writer locks: from now on every reader is refused, and the
-//! // writer waits for the one inside.
-//! let s = vma_lock::write_lock(word, mm_seq);
-//! assert_eq!(s.verdict, Verdict::MustWait);
-//! let word = s.word;
-//! assert_eq!(vma_lock::read_trylock(word, mm_seq).verdict, Verdict::WriteLocked);
+//! // mmap_write_lock() moves the mm's sequence on; the writer excludes
+//! // readers and waits for the one inside.
+//! let mm_seq = mm_seq + 1;
+//! let s = vma_lock::exclude_begin(r);
+//! assert_eq!(s.verdict, Verdict::Ok);
+//! let r = s.refcnt;
+//! assert!(!vma_lock::exclusion_reached(r, false));
+//! assert_eq!(vma_lock::read_admit(r).verdict, Verdict::Refused); // no one gets in
 //!
-//! // The last reader leaves and wakes the writer, which then holds the lock.
-//! let s = vma_lock::read_unlock(word);
-//! assert_eq!(s.verdict, Verdict::WakeWriter);
-//! assert!(vma_lock::readers_drained(s.word));
-//! let word = vma_lock::write_wait_done(s.word).word;
-//! assert!(vma_lock::is_write_locked(word, mm_seq));
+//! // The reader leaves and wakes the writer, whose exclusion is complete.
+//! let s = vma_lock::read_release(r);
+//! assert_eq!(s.verdict, Verdict::Wake);
+//! assert!(vma_lock::exclusion_reached(s.refcnt, false));
+//! // It stores vm_lock_seq (write-locked until mmap_write_unlock()) and
+//! // ends the exclusion: attached, unlocked count, write-locked by seq.
+//! let vm_lock_seq = mm_seq;
+//! let s = vma_lock::exclude_end(s.refcnt);
+//! assert_eq!((s.verdict, s.refcnt), (Verdict::Ok, 1));
+//! // The next reader's pre-check refuses without touching the count.
+//! assert!(vma_lock::is_write_locked(vm_lock_seq, mm_seq));
 //! ```
 //!
-//! # The word
+//! # The values of `vm_refcnt`
 //!
-//! | bits | field | meaning |
-//! |---|---|---|
-//! | `0 .. 30` | readers | holders of the read lock, at most [`MAX_READERS`] |
-//! | `30` | waiting | a writer waits for the readers to drain |
-//! | `31` | detached | the vma is not in the mm's tree (`vma_mark_detached()`) |
-//! | `32 .. 64` | seq | 6.12's `vm_lock_seq` |
+//! As `include/linux/mm_types.h` documents them ([`State`] names them):
 //!
-//! 6.12's rule is kept: a vma is write-locked iff its `seq` equals the mm's
-//! `mm_lock_seq`, from `vma_start_write()` until `mmap_write_unlock()`
-//! moves the mm's sequence on (`vma_end_write_all()`); unlocking is not a
-//! store to the vma. The writer stores the mm's sequence and, when readers
-//! are inside, the waiting flag in the same atomic update, so from that
-//! moment every new reader is refused: a writer waits only for the readers
-//! that were inside before it, and cannot starve. A reader that would make
-//! the count overflow is refused too (it takes `mmap_lock`); the count
-//! never wraps into the flags.
+//! | `vm_refcnt` | state |
+//! |---|---|
+//! | 0 | detached: readers cannot increment it |
+//! | 1 | attached; unlocked or write-locked (`vm_lock_seq` says which) |
+//! | 2 ..= [`LIMIT`] | attached with `r - 1` readers (some may be on their way out, having found the vma write-locked) |
+//! | [`EXCLUDE_READERS`] | a detacher's exclusion is complete: no reader, about to become 0 |
+//! | [`EXCLUDE_READERS`] + 1 | a writer's exclusion is complete, or a detacher waits for one last reader |
+//! | above | a writer or detacher excludes readers and waits for `r - flag - (1 if attached)` of them |
+//!
+//! Bit 31 is never set by a correct caller ([`State::Corrupt`]): C's
+//! `refcount_t` would call such a value saturated. Every function here
+//! refuses to move a value into or out of that range.
 
-/// Number of bits of the reader count.
-pub const READER_BITS: u32 = 30;
-/// The most readers the word counts; one more is refused.
-pub const MAX_READERS: u64 = (1 << READER_BITS) - 1;
-/// Bit set while a writer waits for the readers to drain.
-pub const WAITING: u64 = 1 << READER_BITS;
-/// Bit set while the vma is detached from its mm's tree.
-pub const DETACHED: u64 = 1 << (READER_BITS + 1);
-/// Shift of the sequence field.
-pub const SEQ_SHIFT: u32 = 32;
-/// The sequence a new or duplicated vma starts with (6.12: `UINT_MAX`).
+/// Bit of `vm_refcnt` set while a writer or detacher excludes readers
+/// (`VM_REFCNT_EXCLUDE_READERS_BIT`).
+pub const EXCLUDE_READERS_BIT: u32 = 30;
+/// The flag itself (`VM_REFCNT_EXCLUDE_READERS_FLAG`).
+pub const EXCLUDE_READERS: u32 = 1 << EXCLUDE_READERS_BIT;
+/// The highest value a reader may raise `vm_refcnt` to (`VM_REFCNT_LIMIT`):
+/// a reader that finds the count there, or the flag set, is refused.
+pub const LIMIT: u32 = EXCLUDE_READERS - 1;
+/// `vm_refcnt` of a detached vma: a new one, one a writer detached, and
+/// every free object of the slab cache.
+pub const DETACHED: u32 = 0;
+/// `vm_lock_seq` of a new or duplicated vma (`vma_lock_init()`: `UINT_MAX`).
 pub const SEQ_UNLOCKED: u32 = u32::MAX;
 
 const _: () = {
-    assert!(MAX_READERS & (WAITING | DETACHED) == 0);
-    assert!(WAITING & DETACHED == 0);
-    assert!((MAX_READERS | WAITING | DETACHED) >> SEQ_SHIFT == 0);
-    assert!(SEQ_SHIFT + u32::BITS == u64::BITS);
+    assert!(LIMIT < EXCLUDE_READERS);
+    // The flag plus the highest count readers can reach (the attachment
+    // included) stays below bit 31: refcount_t's saturation range is
+    // never reached.
+    assert!((EXCLUDE_READERS as u64) + (LIMIT as u64) <= i32::MAX as u64);
 };
 
 /// What a transition decided. C switches on it (`enum vma_lock_verdict`
@@ -87,25 +103,31 @@ const _: () = {
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
-    /// Done: store [`Step::word`].
+    /// Done: store [`Step::refcnt`] (a read lock taken, an exclusion begun
+    /// or ended, a vma attached).
     Ok = 0,
-    /// Read refused: the vma is write-locked (its seq is the mm's).
-    WriteLocked = 1,
-    /// Read refused: a writer waits for the readers to drain.
-    WriterWaiting = 2,
-    /// Read refused: the reader count is at [`MAX_READERS`].
-    ReadersFull = 3,
-    /// Read refused: the vma was detached from its mm.
-    Detached = 4,
-    /// Write lock taken, readers inside: store the word (seq and the
-    /// waiting flag), then wait until [`readers_drained`].
-    MustWait = 5,
-    /// Read unlocked and it was the last reader a writer waits for: store
-    /// the word, then wake the writer.
-    WakeWriter = 6,
-    /// The operation does not fit the state (an unlock without a lock, a
-    /// wait that is not pending): the word is returned unchanged and C
-    /// warns. Never reached by a correct caller.
+    /// The vma is detached: a reader's admit found 0 (the caller looks the
+    /// address up again, `-EAGAIN`), an exclusion found nothing to exclude,
+    /// or a detach, a reader's release or the end of a detacher's
+    /// exclusion left 0.
+    Detached = 1,
+    /// A reader is refused and takes `mmap_lock`: the count is at
+    /// [`LIMIT`] or readers are excluded.
+    Refused = 2,
+    /// A reader's re-check found the vma write-locked: release and refuse.
+    WriteLocked = 3,
+    /// A reader's validation found the vma attached to another mm (it was
+    /// freed and reused): pin that mm, release, unpin, and refuse.
+    ForeignMm = 4,
+    /// A release left only the excluding writer's or detacher's share:
+    /// store, then wake it (through the mm the caller copied before).
+    Wake = 5,
+    /// A detach left readers that were on their way out: store, then
+    /// exclude readers until the count drains to the flag alone.
+    MustWait = 6,
+    /// The operation does not fit the value (a release without a reader,
+    /// an exclusion already running, an attach of an attached vma): nothing
+    /// is stored and C warns. Never reached by a correct caller.
     Unbalanced = 7,
 }
 
@@ -115,200 +137,248 @@ pub enum Verdict {
 pub struct Step {
     /// What happened (see [`Verdict`]).
     pub verdict: Verdict,
-    /// The word to store (the old one when nothing is to be stored).
-    pub word: u64,
+    /// The value of `vm_refcnt` to store (the old one when nothing is to
+    /// be stored).
+    pub refcnt: u32,
 }
 
-const fn step(verdict: Verdict, word: u64) -> Step {
-    Step { verdict, word }
+const fn step(verdict: Verdict, refcnt: u32) -> Step {
+    Step { verdict, refcnt }
 }
 
-/// The word made of its fields; `readers` is masked to its field.
-pub const fn pack(readers: u64, waiting: bool, detached: bool, seq: u32) -> u64 {
-    (readers & MAX_READERS)
-        | if waiting { WAITING } else { 0 }
-        | if detached { DETACHED } else { 0 }
-        | ((seq as u64) << SEQ_SHIFT)
+/// The values of `vm_refcnt`, named (the module's table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    /// 0: not in a tree.
+    Detached,
+    /// 1: attached, no reader; write-locked or not by `vm_lock_seq`.
+    Attached,
+    /// Attached with this many readers (at most [`LIMIT`] - 1).
+    ReadLocked(u32),
+    /// An exclusion runs: the writer (`detaching == false`) or detacher
+    /// waits for `readers` more readers to leave (0: it is complete).
+    Excluding {
+        /// Whether the vma is being detached (its attachment is gone).
+        detaching: bool,
+        /// Readers still counted.
+        readers: u32,
+    },
+    /// Bit 31 set: no correct sequence of calls reaches it.
+    Corrupt,
 }
 
-/// The reader count of `word`.
-pub const fn readers(word: u64) -> u64 {
-    word & MAX_READERS
-}
-
-/// Whether a writer waits for readers in `word`.
-pub const fn waiting(word: u64) -> bool {
-    word & WAITING != 0
-}
-
-/// Whether `word` is a detached vma's.
-pub const fn detached(word: u64) -> bool {
-    word & DETACHED != 0
-}
-
-/// The sequence of `word` (6.12's `vm_lock_seq`).
-pub const fn seq(word: u64) -> u32 {
-    (word >> SEQ_SHIFT) as u32
-}
-
-/// `word` with its sequence replaced by `seq`.
-const fn with_seq(word: u64, seq: u32) -> u64 {
-    (word & !((u32::MAX as u64) << SEQ_SHIFT)) | ((seq as u64) << SEQ_SHIFT)
-}
-
-/// The word of a new vma (`vma_init()`): no reader, not waiting, the
-/// sequence no mm has while write-locking (6.12: `UINT_MAX`); `detached`
-/// as the caller says.
-pub const fn init(detached: bool) -> u64 {
-    pack(0, false, detached, SEQ_UNLOCKED)
-}
-
-/// The word of a copy of a vma whose word is `orig` (`vm_area_dup()`): a
-/// new, unlocked lock; the copy is detached iff the original was, as
-/// 6.12's `memcpy()` of `detached` leaves it.
-pub const fn dup(orig: u64) -> u64 {
-    init(detached(orig))
-}
-
-/// Whether the vma is write-locked in the mm whose sequence is `mm_seq`
-/// (6.12's `vm_lock_seq == mm->mm_lock_seq`).
-pub const fn is_write_locked(word: u64, mm_seq: u32) -> bool {
-    seq(word) == mm_seq
-}
-
-/// Whether the vma is locked at all, for reading or writing
-/// (`vma_assert_locked()`).
-pub const fn is_locked(word: u64, mm_seq: u32) -> bool {
-    readers(word) != 0 || is_write_locked(word, mm_seq)
-}
-
-/// Read-trylock (`vma_start_read()`), given the mm's sequence read before.
+/// The state `refcnt` encodes.
 ///
-/// Refused while the vma is write-locked, while a writer waits, when the
-/// count is full and when the vma is detached; the caller then takes
-/// `mmap_lock` (or, for a detached vma, looks the address up again). As in
-/// 6.12 the caller re-reads the mm's sequence after a successful trylock
-/// and drops the lock if the vma became write-locked in between: a writer
-/// that locked it after the caller read `mm_seq` stored a sequence this
-/// check cannot know.
-pub const fn read_trylock(word: u64, mm_seq: u32) -> Step {
-    // The fault path's case first, as one test of both flags and the count
-    // (the verdicts below say which refusal it is, in the same order).
-    if word & (WAITING | DETACHED) == 0
-        && readers(word) < MAX_READERS
-        && !is_write_locked(word, mm_seq)
-    {
-        // INVARIANT: readers < MAX_READERS, so the sum stays in its field.
-        return step(Verdict::Ok, word + 1);
-    }
-    if is_write_locked(word, mm_seq) {
-        step(Verdict::WriteLocked, word)
-    } else if waiting(word) {
-        step(Verdict::WriterWaiting, word)
-    } else if detached(word) {
-        step(Verdict::Detached, word)
-    } else {
-        // Neither flag and not write-locked, yet the fast path refused:
-        // the count is full. Refuse; never wrap into the flags.
-        step(Verdict::ReadersFull, word)
-    }
-}
-
-/// Read-unlock (`vma_end_read()`).
-///
-/// [`Verdict::WakeWriter`] when this was the last reader and a writer
-/// waits: the caller stores the word, then wakes the writer through the
-/// word's address alone (`wake_up_var()`), never through the vma or the
-/// mm. The waiting flag stays set; the writer clears it
-/// ([`write_wait_done`]).
-pub const fn read_unlock(word: u64) -> Step {
-    if readers(word) == 0 {
-        step(Verdict::Unbalanced, word)
-    } else {
-        // INVARIANT: readers >= 1, so taking one away borrows nothing from
-        // the flags or the sequence (wrapping_sub: the check the compiler
-        // cannot prove away would be a panic path on every unlock).
-        let word = word.wrapping_sub(1);
-        if readers(word) == 0 && waiting(word) {
-            step(Verdict::WakeWriter, word)
+/// With the flag set, an odd share above the flag cannot tell an attached
+/// vma's writer with `n` readers from a detacher with `n + 1`; this names
+/// it as the writer's, as 7.3's comment does (the two agree on everything
+/// a decision needs: see [`read_release`]).
+pub const fn classify(refcnt: u32) -> State {
+    if refcnt >= 1 << 31 {
+        State::Corrupt
+    } else if refcnt & EXCLUDE_READERS != 0 {
+        let rest = refcnt & !EXCLUDE_READERS;
+        if rest == 0 {
+            State::Excluding {
+                detaching: true,
+                readers: 0,
+            }
         } else {
-            step(Verdict::Ok, word)
+            State::Excluding {
+                detaching: false,
+                readers: rest - 1,
+            }
+        }
+    } else {
+        match refcnt {
+            0 => State::Detached,
+            1 => State::Attached,
+            n => State::ReadLocked(n - 1),
         }
     }
 }
 
-/// Write-lock by the `mmap_lock` writer whose mm has sequence `mm_seq`
-/// (`vma_start_write()`).
+/// Whether the vma is in a tree (`vma_is_attached()`).
+pub const fn is_attached(refcnt: u32) -> bool {
+    refcnt != DETACHED
+}
+
+/// Whether the vma is write-locked in the mm whose sequence is `mm_seq`
+/// (`__is_vma_write_locked()`; also the reader's pre-check and re-check).
 ///
-/// Already write-locked: nothing to store. Otherwise the sequence becomes
-/// the mm's -- from this store on, every new reader is refused -- and if
-/// readers are inside, the waiting flag is set and the writer must wait
-/// until [`readers_drained`], then call [`write_wait_done`].
-pub const fn write_lock(word: u64, mm_seq: u32) -> Step {
-    if is_write_locked(word, mm_seq) {
-        step(Verdict::Ok, word)
-    } else if waiting(word) {
-        // Only one writer (the mmap_lock holder) exists, and it clears the
-        // flag before it returns.
-        step(Verdict::Unbalanced, word)
-    } else if readers(word) != 0 {
-        step(Verdict::MustWait, with_seq(word, mm_seq) | WAITING)
+/// Sequences are compared for equality and may wrap: a reader that meets
+/// an old sequence again takes `mmap_lock` needlessly, never the reverse.
+pub const fn is_write_locked(vm_lock_seq: u32, mm_seq: u32) -> bool {
+    vm_lock_seq == mm_seq
+}
+
+/// Whether a count, after a reader left, shows only the excluding thread's
+/// share: the releaser must wake it (`__vma_are_readers_excluded()`).
+pub const fn readers_excluded(refcnt: u32) -> bool {
+    refcnt & EXCLUDE_READERS != 0 && refcnt <= EXCLUDE_READERS + 1
+}
+
+/// A reader's admit (`vma_start_read()`,
+/// `vma_start_read_locked_nested()`): the new value for the acquire
+/// `try_cmpxchg`, or the refusal.
+///
+/// 0 is a detached vma -- a free slab object, or one not attached yet --
+/// and stays 0 ([`Verdict::Detached`]). A count at [`LIMIT`] or with the
+/// exclusion flag set refuses ([`Verdict::Refused`]); the count never
+/// reaches the flag.
+pub const fn read_admit(refcnt: u32) -> Step {
+    if refcnt == DETACHED {
+        step(Verdict::Detached, refcnt)
+    } else if refcnt >= LIMIT {
+        step(Verdict::Refused, refcnt)
     } else {
-        step(Verdict::Ok, with_seq(word, mm_seq))
+        // INVARIANT: 1 <= refcnt < LIMIT, so the sum is at most LIMIT.
+        step(Verdict::Ok, refcnt + 1)
     }
 }
 
-/// Whether the readers a waiting writer waits for are gone (the condition
-/// of the writer's wait).
-pub const fn readers_drained(word: u64) -> bool {
-    readers(word) == 0
-}
-
-/// The writer's wait ended (`readers_drained`): clear the waiting flag.
+/// A reader's checks after its admit, in 7.3's order: the vma's mm first
+/// (`same_mm`: `vma->vm_mm == mm`), then the write lock against the mm's
+/// sequence read with acquire.
 ///
-/// A reader refused by the sequence may still step in and out of the count
-/// until the writer's mmap_lock section ends (6.12's readers do the same
-/// with the rwsem, and re-check the sequence), so only the flag is
-/// touched.
-pub const fn write_wait_done(word: u64) -> Step {
-    if !waiting(word) {
-        step(Verdict::Unbalanced, word)
+/// The mm comes first because a reused vma's `vm_lock_seq` is another
+/// mm's: comparing it with ours says nothing, and the release of a
+/// foreign vma must pin its mm ([`Verdict::ForeignMm`]) -- the order that
+/// 9bbffee67ffd ("mm: fix a UAF when vma->mm is freed after
+/// vma->vm_refcnt got dropped") put in place. A reader that is refused
+/// here has raised the count and must release it.
+pub const fn read_validate(same_mm: bool, vm_lock_seq: u32, mm_seq: u32) -> Verdict {
+    if !same_mm {
+        Verdict::ForeignMm
+    } else if is_write_locked(vm_lock_seq, mm_seq) {
+        Verdict::WriteLocked
     } else {
-        step(Verdict::Ok, word & !WAITING)
-    }
-}
-
-/// Detach (`vma_mark_detached(vma, true)`), by the write-lock holder.
-///
-/// The flag is set even if the state is unexpected, so readers are
-/// refused whatever happened; [`Verdict::Unbalanced`] then tells C to warn.
-pub const fn mark_detached(word: u64, mm_seq: u32) -> Step {
-    let v = if is_write_locked(word, mm_seq) {
         Verdict::Ok
+    }
+}
+
+/// A reader's release (`vma_refcount_put()`): the new value for the
+/// release `try_cmpxchg`, and whether to wake the excluding thread.
+///
+/// [`Verdict::Wake`] when the count left is the excluding thread's share
+/// alone (7.3's rule, spurious wake-ups included).
+/// [`Verdict::Detached`] when the release took the last reference: a
+/// transient reader leaving between a detach's decrement and its
+/// exclusion (which then finds 0 and has nothing to wait for).
+///
+/// Values that hold no reader are refused before anything is stored
+/// ([`Verdict::Unbalanced`]): 0 (7.3's `refcount_t` would saturate and
+/// warn), the flag alone (a detacher with no reader left) and bit 31. Two
+/// unbalanced releases look like balanced ones and are stored as 7.3
+/// stores them: at 1, where only the write lock tells an attached vma
+/// (unbalanced: it detaches the vma behind its tree's back, and C warns
+/// after the fact when the vma is not write-locked) from a detach in
+/// progress; and at the flag + 1, where a writer's complete exclusion
+/// looks like a detacher's last reader. Any other extra release, with a
+/// reader still counted, is indistinguishable from a correct one.
+pub const fn read_release(refcnt: u32) -> Step {
+    if refcnt == DETACHED || refcnt == EXCLUDE_READERS || refcnt >= 1 << 31 {
+        step(Verdict::Unbalanced, refcnt)
     } else {
-        Verdict::Unbalanced
-    };
-    step(v, word | DETACHED)
+        // INVARIANT: refcnt >= 1 here, so the difference does not wrap.
+        let new = refcnt - 1;
+        if new == DETACHED {
+            step(Verdict::Detached, new)
+        } else if readers_excluded(new) {
+            step(Verdict::Wake, new)
+        } else {
+            step(Verdict::Ok, new)
+        }
+    }
 }
 
-/// Attach (`vma_mark_detached(vma, false)`): clear the flag. As in 6.12
-/// this needs no write lock: it undoes a detach within the same mmap_lock
-/// write section (`reattach_vmas()`), where the vma is still write-locked
-/// and readers are refused by the sequence.
-pub const fn mark_attached(word: u64) -> Step {
-    step(Verdict::Ok, word & !DETACHED)
+/// The start of a writer's or detacher's exclusion of readers
+/// (`__vma_start_exclude_readers()`), by the `mmap_lock` writer: the new
+/// value for the `try_cmpxchg`, after which C waits until
+/// [`exclusion_reached`].
+///
+/// A detached vma (0) has no reader to exclude and stays 0
+/// ([`Verdict::Detached`]). A count with the flag already set is refused:
+/// only one writer exists per mm and it ends its exclusion before it
+/// returns.
+pub const fn exclude_begin(refcnt: u32) -> Step {
+    if refcnt == DETACHED {
+        step(Verdict::Detached, refcnt)
+    } else if refcnt > LIMIT {
+        step(Verdict::Unbalanced, refcnt)
+    } else {
+        // INVARIANT: 1 <= refcnt <= LIMIT < flag: the sum sets the flag
+        // and stays below bit 31.
+        step(Verdict::Ok, refcnt + EXCLUDE_READERS)
+    }
 }
 
-/// Whether nobody holds or waits for the lock: what a vma must be when it
-/// is freed.
-pub const fn idle(word: u64) -> bool {
-    readers(word) == 0 && !waiting(word)
+/// The excluding thread's wait condition: every reader has left, so the
+/// count is the flag plus the attachment (a writer) or the flag alone (a
+/// detacher).
+pub const fn exclusion_reached(refcnt: u32, detaching: bool) -> bool {
+    refcnt == EXCLUDE_READERS + if detaching { 0 } else { 1 }
+}
+
+/// The end of an exclusion (`__vma_end_exclude_readers()`), also when a
+/// killable writer's wait is interrupted: the new value for the
+/// `try_cmpxchg`. [`Verdict::Detached`] when it leaves 0 (a detacher's
+/// end); [`Verdict::Ok`] otherwise (the vma stays attached, with any
+/// reader that is still on its way out).
+pub const fn exclude_end(refcnt: u32) -> Step {
+    if refcnt & EXCLUDE_READERS == 0 || refcnt >= 1 << 31 {
+        step(Verdict::Unbalanced, refcnt)
+    } else {
+        let new = refcnt - EXCLUDE_READERS;
+        if new == DETACHED {
+            step(Verdict::Detached, new)
+        } else {
+            step(Verdict::Ok, new)
+        }
+    }
+}
+
+/// The detach of a write-locked vma (`vma_mark_detached()`): drop the
+/// tree's reference. [`Verdict::Detached`] when it leaves 0; with readers
+/// counted (on their way out: they will find the vma write-locked)
+/// [`Verdict::MustWait`]: store, then exclude readers with `detaching`,
+/// because the vma may be freed -- and reused at once -- right after.
+pub const fn detach(refcnt: u32) -> Step {
+    if refcnt == DETACHED || refcnt > LIMIT {
+        step(Verdict::Unbalanced, refcnt)
+    } else if refcnt == 1 {
+        step(Verdict::Detached, DETACHED)
+    } else {
+        step(Verdict::MustWait, refcnt - 1)
+    }
+}
+
+/// The attach of a write-locked, detached vma (`vma_mark_attached()`):
+/// 1, stored with release so that a reader whose admit (acquire) sees it
+/// also sees the vma's new `vm_mm`, `vm_start` and `vm_end`.
+pub const fn attach(refcnt: u32) -> Step {
+    if refcnt != DETACHED {
+        step(Verdict::Unbalanced, refcnt)
+    } else {
+        step(Verdict::Ok, 1)
+    }
+}
+
+/// `vma_assert_locked()` without lockdep: whether `refcnt` and the write
+/// lock show the caller may hold the vma locked. More than 1 is a reader
+/// or an exclusion; 1 needs the write lock; 0 (detached) never passes.
+pub const fn assert_locked(refcnt: u32, write_locked: bool) -> bool {
+    match refcnt {
+        DETACHED => false,
+        1 => write_locked,
+        _ => true,
+    }
 }
 
 /// The mm's sequence after `vma_end_write_all()`: every vma the mmap_lock
-/// writer locked becomes unlocked at once, without a store to any vma.
-/// (In the kernel `mm_lock_seq` is a seqcount and C moves it on; this is
-/// its effect on [`is_write_locked`], for the model tests.)
+/// writer locked becomes unlocked at once, without a store to any vma. (In
+/// the kernel `mm_lock_seq` is a seqcount and C moves it on; this is its
+/// effect on [`is_write_locked`], for the model tests.)
 pub const fn end_write_all(mm_seq: u32) -> u32 {
     mm_seq.wrapping_add(1)
 }
