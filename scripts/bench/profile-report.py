@@ -2,7 +2,9 @@
 """Instructions per measured window, per kernel function, base vs patched.
 
 Reads two block files written by tests/bench/insn_profile.c ("windows N",
-then "VADDR NR_INSNS EXECUTIONS" lines), attributes each block to the
+then "VADDR NR_INSNS EXECUTIONS" lines, with the plugin's cache=1 five
+more columns and a "# cache" line, which this report does not use yet),
+attributes each block to the
 text symbol containing its first instruction (System.map of the kernel
 that ran, booted with nokaslr; user-space blocks count as "[user]"), and
 prints the functions whose count differs most, with the totals. Without
@@ -32,11 +34,16 @@ def load_blocks(path, smap):
     per_sym = {}
     with open(path) as f:
         head = f.readline().split()
+        if len(head) == 3 and head[0] == "windows" and head[2] == "open":
+            sys.exit(f"{path}: a measured window never closed (the guest did not emit "
+                     "its end marker)")
         if len(head) != 2 or head[0] != "windows" or int(head[1]) <= 0:
-            sys.exit(f"{path}: no measured window recorded")
+            sys.exit(f"{path}: no measured window recorded (the guest printed no marker)")
         windows = int(head[1])
         for line in f:
-            vaddr, insns, execs = line.split()
+            if line.startswith("#"):
+                continue
+            vaddr, insns, execs = line.split()[:3]
             vaddr = int(vaddr, 16)
             if vaddr < KERNEL_START:
                 name = "[user]"

@@ -14,7 +14,10 @@ PKGS=(build-essential bc flex bison libelf-dev libssl-dev cpio kmod xz-utils
       "clang-$LLVM_MAJOR" "lld-$LLVM_MAJOR" "llvm-$LLVM_MAJOR" "libclang-$LLVM_MAJOR-dev"
       rustc-web rust-web-src cargo-web rustfmt-web rust-web-clippy
       qemu-system-x86 qemu-system-arm libnuma-dev liburing-dev
-      gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
+      gcc-aarch64-linux-gnu libc6-dev-arm64-cross
+      qemu-user)
+# qemu-user: the profiling plugin's self-tests run guests of known
+# behaviour under user-mode QEMU (tests/tools/test_profile_plugin.py).
 # The arm64 guests' selftests link these statically (Debian multiarch).
 ARM64_PKGS=(libnuma-dev:arm64 liburing-dev:arm64)
 
@@ -129,7 +132,8 @@ check_all() {
 	bindgen_ok || missing+=("bindgen-cli $BINDGEN_VERSION (cargo install)")
 	b4_ok || missing+=("b4 $B4_VERSION (PyPI, in the venv $B4_VENV: run scripts/setup/setup.sh)")
 	for p in /usr/bin/rustc /usr/bin/cargo "$LLVM_BIN/clang" "$LLVM_BIN/ld.lld" "$LLVM_BIN/llvm-link" \
-		 /usr/bin/qemu-system-x86_64 /usr/bin/qemu-system-aarch64 /usr/bin/aarch64-linux-gnu-gcc; do
+		 /usr/bin/qemu-system-x86_64 /usr/bin/qemu-system-aarch64 /usr/bin/aarch64-linux-gnu-gcc \
+		 /usr/bin/qemu-x86_64 /usr/bin/qemu-aarch64; do
 		[ -x "$p" ] || missing+=("$p")
 	done
 	# Cross-language LTO needs rustc's LLVM major to be clang's
@@ -158,7 +162,7 @@ doctor() {
 		 "clippy:/usr/bin/clippy-driver --version" "bindgen:$BINDGEN --version" \
 		 "b4:$B4 --version" "clang:$LLVM_BIN/clang --version" "ld.lld:$LLVM_BIN/ld.lld --version" \
 		 "qemu-x86_64:qemu-system-x86_64 --version" "qemu-aarch64:qemu-system-aarch64 --version" \
-		 "aarch64-gcc:aarch64-linux-gnu-gcc --version" \
+		 "aarch64-gcc:aarch64-linux-gnu-gcc --version" "qemu-user:qemu-x86_64 --version" \
 		 "python3:python3 --version" "quilt:quilt --version" "make:make --version" \
 		 "flex:flex --version" "bison:bison --version" "bc:bc --version"; do
 		local name="${t%%:*}" cmd="${t#*:}" out

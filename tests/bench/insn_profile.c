@@ -13,8 +13,26 @@
  * Only the handful of entry points used here are declared, with the
  * signatures of that version: no QEMU header is needed to build it.
  *
- * Output (file given as out=PATH): "windows N", then one line
- * "VADDR NR_INSNS EXECUTIONS" per block that ran inside a window.
+ * With cache=1 it also counts, per block and inside windows, the guest's
+ * memory accesses (loads, stores), its atomic read-modify-writes
+ * (tests/bench/insn_class.h) and the misses of a simulated hierarchy
+ * (tests/bench/cache_model.h): a private L1d per vCPU and one LLC shared
+ * by all, LRU, indexed by physical address (virtual under user-mode
+ * QEMU). The caches run from the first instruction on, so a window
+ * starts with them warm; only what happens inside windows is counted.
+ * Geometry: l1d=KIB:WAYS (default 48:12, the L1d of an Intel Golden Cove
+ * core, as in Sapphire Rapids), llc=KIB:WAYS (default 4096:16: about two
+ * such cores' share of the shared L3, rounded to a power of two of sets),
+ * line=BYTES (64). A geometry that is not a power of two of sets, or an
+ * argument it does not know, refuses the run (QEMU exits, naming it).
+ *
+ * Output (file given as out=PATH): "windows N" ("windows N open" if a
+ * window never closed), with cache=1 a line "# cache ...", then one line
+ * per block that ran inside a window: "VADDR NR_INSNS EXECUTIONS", with
+ * cache=1 followed by "ATOMICS LOADS STORES L1D_MISSES LLC_MISSES". The
+ * instructions count whole blocks (a block counts from its entry, as
+ * before); the other columns count each instruction as it executes, so a
+ * window that opens inside a block misses none of them.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -23,6 +41,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "cache_model.h"
+#include "insn_class.h"
 
 typedef uint64_t qemu_plugin_id_t;
 struct qemu_plugin_tb;
@@ -39,6 +60,11 @@ typedef void (*tb_trans_cb_t)(qemu_plugin_id_t id, struct qemu_plugin_tb *tb);
 typedef void (*vcpu_udata_cb_t)(unsigned int vcpu_index, void *userdata);
 typedef void (*udata_cb_t)(qemu_plugin_id_t id, void *userdata);
 enum { QEMU_PLUGIN_CB_NO_REGS };
+typedef uint32_t qemu_plugin_meminfo_t;
+struct qemu_plugin_hwaddr;
+enum { QEMU_PLUGIN_MEM_R = 1, QEMU_PLUGIN_MEM_W, QEMU_PLUGIN_MEM_RW };
+typedef void (*vcpu_mem_cb_t)(unsigned int vcpu_index, qemu_plugin_meminfo_t info,
+			      uint64_t vaddr, void *userdata);
 
 void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t id, tb_trans_cb_t cb);
 void qemu_plugin_register_vcpu_tb_exec_cb(struct qemu_plugin_tb *tb, vcpu_udata_cb_t cb,
@@ -51,6 +77,13 @@ uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *tb);
 struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *tb, size_t idx);
 const void *qemu_plugin_insn_data(const struct qemu_plugin_insn *insn);
 size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn);
+void qemu_plugin_register_vcpu_mem_cb(struct qemu_plugin_insn *insn, vcpu_mem_cb_t cb,
+				      int flags, int rw, void *userdata);
+unsigned int qemu_plugin_mem_size_shift(qemu_plugin_meminfo_t info);
+bool qemu_plugin_mem_is_store(qemu_plugin_meminfo_t info);
+struct qemu_plugin_hwaddr *qemu_plugin_get_hwaddr(qemu_plugin_meminfo_t info, uint64_t vaddr);
+bool qemu_plugin_hwaddr_is_io(const struct qemu_plugin_hwaddr *haddr);
+uint64_t qemu_plugin_hwaddr_phys_addr(const struct qemu_plugin_hwaddr *haddr);
 
 __attribute__((visibility("default"))) int qemu_plugin_version = 1;
 
@@ -59,6 +92,8 @@ struct block {
 	uint64_t vaddr;
 	uint64_t executions;	/* inside windows */
 	uint32_t insns;
+	/* With cache=1, inside windows, counted as they execute: */
+	uint64_t atomics, loads, stores, l1d_misses, llc_misses;
 	struct block *next;
 };
 
@@ -68,6 +103,15 @@ static int open_window;
 static uint64_t windows;
 static const char *out_path;
 static bool arm64;	/* the guest's instruction set: which marker */
+static bool system_mode;	/* physical addresses (else virtual: user mode) */
+
+/* The simulated hierarchy (cache=1). */
+#define MAX_VCPUS 64
+static bool cache_on;
+static unsigned int l1d_kib = 48, l1d_ways = 12, llc_kib = 4096, llc_ways = 16, line = 64;
+static struct cache l1d[MAX_VCPUS], llc;
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool vcpu_over;	/* a vCPU beyond MAX_VCPUS: refused at exit */
 
 /* x86_64: nopl disp32(%rax,%rax,1), the displacement says which. */
 static const unsigned char marker[4] = { 0x0f, 0x1f, 0x84, 0x00 };
@@ -82,6 +126,63 @@ static void block_exec(unsigned int vcpu, void *udata)
 	(void)vcpu;
 	if (__atomic_load_n(&open_window, __ATOMIC_RELAXED))
 		__atomic_fetch_add(&b->executions, 1, __ATOMIC_RELAXED);
+}
+
+/* One access of `size` bytes at `addr`: every line it touches. */
+static void cache_touch(struct block *b, unsigned int vcpu, uint64_t addr, unsigned int size,
+			bool count)
+{
+	uint64_t first = addr >> llc.line_shift, last = (addr + size - 1) >> llc.line_shift;
+
+	for (uint64_t l = first; l <= last; l++) {
+		uint64_t a = l << llc.line_shift;
+
+		if (cache_access(&l1d[vcpu], a))
+			continue;
+		if (count)
+			b->l1d_misses++;
+		if (!cache_access(&llc, a) && count)
+			b->llc_misses++;
+	}
+}
+
+static void mem_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr,
+		       void *udata)
+{
+	struct block *b = udata;
+	bool count = __atomic_load_n(&open_window, __ATOMIC_RELAXED);
+	unsigned int size = 1u << qemu_plugin_mem_size_shift(info);
+	uint64_t addr = vaddr;
+
+	if (system_mode) {
+		struct qemu_plugin_hwaddr *hw = qemu_plugin_get_hwaddr(info, vaddr);
+
+		if (!hw || qemu_plugin_hwaddr_is_io(hw))
+			return;	/* device memory: not cached */
+		addr = qemu_plugin_hwaddr_phys_addr(hw);
+	}
+	pthread_mutex_lock(&cache_lock);
+	if (vcpu >= MAX_VCPUS) {
+		vcpu_over = true;
+	} else {
+		if (count) {
+			if (qemu_plugin_mem_is_store(info))
+				b->stores++;
+			else
+				b->loads++;
+		}
+		cache_touch(b, vcpu, addr, size, count);
+	}
+	pthread_mutex_unlock(&cache_lock);
+}
+
+static void atomic_exec(unsigned int vcpu, void *udata)
+{
+	struct block *b = udata;
+
+	(void)vcpu;
+	if (__atomic_load_n(&open_window, __ATOMIC_RELAXED))
+		__atomic_fetch_add(&b->atomics, 1, __ATOMIC_RELAXED);
 }
 
 static void window_begin(unsigned int vcpu, void *udata)
@@ -122,6 +223,21 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		uint32_t word;
 		bool begin, end;
 
+		if (cache_on) {
+			enum insn_class k = INSN_PLAIN;
+
+			if (arm64 && size == 4) {
+				memcpy(&word, d, 4);
+				k = a64_insn_class(word);
+			} else if (!arm64) {
+				k = x86_insn_class(d, size);
+			}
+			if (k == INSN_ATOMIC)
+				qemu_plugin_register_vcpu_insn_exec_cb(insn, atomic_exec,
+								       QEMU_PLUGIN_CB_NO_REGS, b);
+			qemu_plugin_register_vcpu_mem_cb(insn, mem_access, QEMU_PLUGIN_CB_NO_REGS,
+							 QEMU_PLUGIN_MEM_RW, b);
+		}
 		if (arm64 && size == 4) {
 			memcpy(&word, d, 4);
 			begin = word == A64_BEGIN;
@@ -152,24 +268,104 @@ static void at_exit(qemu_plugin_id_t id, void *udata)
 		perror(out_path);
 		return;
 	}
-	fprintf(f, "windows %" PRIu64 "\n", windows);
-	for (struct block *b = blocks; b; b = b->next)
-		if (b->executions)
-			fprintf(f, "%" PRIx64 " %u %" PRIu64 "\n", b->vaddr, b->insns,
-				b->executions);
+	fprintf(f, "windows %" PRIu64 "%s\n", windows, open_window ? " open" : "");
+	if (cache_on)
+		fprintf(f, "# cache l1d=%uKiB/%u-way per vCPU, llc=%uKiB/%u-way shared, line=%u%s\n",
+			l1d_kib, l1d_ways, llc_kib, llc_ways, line,
+			vcpu_over ? ", vCPUs beyond 64 not simulated" : "");
+	for (struct block *b = blocks; b; b = b->next) {
+		/*
+		 * A block whose execution opened the window counts no execution
+		 * (its entry came first) but its accesses after the marker.
+		 */
+		if (!b->executions && !b->atomics && !b->loads && !b->stores)
+			continue;
+		fprintf(f, "%" PRIx64 " %u %" PRIu64, b->vaddr, b->insns, b->executions);
+		if (cache_on)
+			fprintf(f, " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64,
+				b->atomics, b->loads, b->stores, b->l1d_misses, b->llc_misses);
+		fputc('\n', f);
+	}
 	fclose(f);
+}
+
+/* "KIB:WAYS" into two numbers; false if malformed. */
+static bool parse_geometry(const char *v, unsigned int *kib, unsigned int *ways)
+{
+	char *end;
+	unsigned long k = strtoul(v, &end, 10), w;
+
+	if (end == v || *end != ':')
+		return false;
+	v = end + 1;
+	w = strtoul(v, &end, 10);
+	if (end == v || *end || !k || !w || k > (1ul << 22) || w > 64)
+		return false;
+	*kib = k;
+	*ways = w;
+	return true;
+}
+
+static bool parse_number(const char *v, unsigned int *out)
+{
+	char *end;
+	unsigned long n = strtoul(v, &end, 10);
+
+	if (end == v || *end || !n || n > 4096)
+		return false;
+	*out = n;
+	return true;
 }
 
 __attribute__((visibility("default")))
 int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, char **argv)
 {
+	const char *why;
+
 	arm64 = info && info->target_name && !strcmp(info->target_name, "aarch64");
-	for (int i = 0; i < argc; i++)
-		if (!strncmp(argv[i], "out=", 4))
-			out_path = argv[i] + 4;
+	system_mode = info && info->system_emulation;
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		bool ok;
+
+		if (!strncmp(a, "out=", 4)) {
+			out_path = a + 4;
+			ok = *out_path;
+		} else if (!strncmp(a, "cache=", 6)) {
+			ok = !strcmp(a + 6, "0") || !strcmp(a + 6, "1");
+			cache_on = !strcmp(a + 6, "1");
+		} else if (!strncmp(a, "l1d=", 4)) {
+			ok = parse_geometry(a + 4, &l1d_kib, &l1d_ways);
+		} else if (!strncmp(a, "llc=", 4)) {
+			ok = parse_geometry(a + 4, &llc_kib, &llc_ways);
+		} else if (!strncmp(a, "line=", 5)) {
+			ok = parse_number(a + 5, &line);
+		} else {
+			ok = false;
+		}
+		if (!ok) {
+			fprintf(stderr, "insn_profile: malformed or unknown argument '%s'\n", a);
+			return -1;
+		}
+	}
 	if (!out_path) {
 		fprintf(stderr, "insn_profile: give out=PATH\n");
 		return -1;
+	}
+	if (cache_on) {
+		why = cache_init(&llc, (uint64_t)llc_kib << 10, llc_ways, line);
+		if (why) {
+			fprintf(stderr, "insn_profile: llc=%u:%u: %s\n", llc_kib, llc_ways, why);
+			return -1;
+		}
+		for (int v = 0; v < MAX_VCPUS; v++) {
+			why = cache_init(&l1d[v], (uint64_t)l1d_kib << 10, l1d_ways, line);
+			if (why) {
+				fprintf(stderr, "insn_profile: l1d=%u:%u: %s\n", l1d_kib, l1d_ways,
+					why);
+				return -1;
+			}
+		}
 	}
 	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
 	qemu_plugin_register_atexit_cb(id, at_exit, NULL);

@@ -1,0 +1,235 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Self-tests of the profiling plugin's memory model (issue 46), before any
+benchmark trusts it: tests/bench/insn_profile.c with cache=1, its atomic
+classifier (tests/bench/insn_class.h) and its caches
+(tests/bench/cache_model.h).
+
+- the classifier on assembled listings of the instruction forms it must
+  count, must not count, and (arm64) must see as the load half of an
+  exclusive pair: tests/bench/insn_forms-{x86_64,arm64}.S, disassembled by
+  objdump, each instruction classified by tests/bench/insn_class_test.c;
+- the cache model's LRU order and geometry refusals (the same program);
+- the plugin under user-mode QEMU (qemu-x86_64, qemu-aarch64) on
+  tests/bench/cache_probe.c, a guest with known behaviour: a stride walk
+  over a working set just below and just above the L1d (0 misses, then one
+  per load), above the LLC (one LLC miss per load), an RMW loop (one
+  atomic per iteration; arm64: LDADD, and LDXR/STXR pairs counted once),
+  each count exact; the same run twice gives the same file;
+- the plugin refuses a malformed or unknown argument and a geometry whose
+  sets are not a power of two, naming it; a window that never closes is
+  reported, and profile-report.py refuses it and a file with no window.
+
+Run: python3 -m unittest discover -s tests/tools -p test_profile_plugin.py -v
+"""
+import os
+import re
+import subprocess
+import tempfile
+import unittest
+
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BENCH = os.path.join(TOP, "tests", "bench")
+
+# The plugin's default geometry: L1d 48 KiB 12-way (64 sets), LLC 4 MiB
+# 16-way (4096 sets), 64-byte lines. A contiguous walk of N lines puts
+# N / sets lines in each set.
+L1_SETS, L1_WAYS = 64, 12
+LLC_SETS, LLC_WAYS = 4096, 16
+
+ARCHES = {
+    "x86_64": {"cc": ["gcc"], "qemu": "qemu-x86_64", "objdump": "objdump"},
+    "arm64": {"cc": ["aarch64-linux-gnu-gcc", "-march=armv8.1-a"], "qemu": "qemu-aarch64",
+              "objdump": "aarch64-linux-gnu-objdump"},
+}
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+class ProfilePlugin(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="rust-mm-plugin-")
+        d = cls.tmp.name
+        cls.plugin = os.path.join(d, "insn_profile.so")
+        cls.driver = os.path.join(d, "insn_class_test")
+        for cmd in (["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-fPIC", "-shared",
+                     "-fvisibility=hidden", "-o", cls.plugin,
+                     os.path.join(BENCH, "insn_profile.c")],
+                    ["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-o", cls.driver,
+                     os.path.join(BENCH, "insn_class_test.c")]):
+            r = run(cmd)
+            if r.returncode:
+                raise AssertionError(f"{' '.join(cmd)}: {r.stderr}")
+        cls.probe = {}
+        for arch, a in ARCHES.items():
+            out = os.path.join(d, f"cache_probe-{arch}")
+            r = run(a["cc"] + ["-O2", "-static", "-o", out, os.path.join(BENCH, "cache_probe.c")])
+            if r.returncode:
+                raise AssertionError(f"cache_probe for {arch}: {r.stderr}")
+            cls.probe[arch] = out
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    # --- the classifier on the listings
+
+    def listing(self, arch):
+        """{symbol: [hex bytes of each instruction]} of insn_forms-ARCH.S."""
+        a = ARCHES[arch]
+        obj = os.path.join(self.tmp.name, f"forms-{arch}.o")
+        r = run(a["cc"] + ["-c", "-o", obj, os.path.join(BENCH, f"insn_forms-{arch}.S")])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = run([a["objdump"], "-d", "-w", obj])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        forms, sym = {}, None
+        for line in r.stdout.splitlines():
+            m = re.match(r"^[0-9a-f]+ <(\w+)>:$", line)
+            if m:
+                sym = m.group(1)
+                forms[sym] = []
+                continue
+            m = re.match(r"^\s*[0-9a-f]+:\s+((?:[0-9a-f]{2} )+|[0-9a-f]{8} )\s*(.*)$", line)
+            if m and sym:
+                forms[sym].append((m.group(1).replace(" ", ""), m.group(2).strip()))
+        return forms
+
+    def classify(self, arch, forms):
+        tag = "a64" if arch == "arm64" else "x86"
+        stdin = "".join(f"{tag} {h}\n" for h, _ in forms)
+        r = run([self.driver], input=stdin)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return r.stdout.split()
+
+    def check_listing(self, arch, want):
+        forms = self.listing(arch)
+        self.assertEqual(set(forms), set(want), "the listing's symbols")
+        for sym, cls in want.items():
+            self.assertGreater(len(forms[sym]), 3, sym)
+            got = self.classify(arch, forms[sym])
+            for (h, text), g in zip(forms[sym], got):
+                self.assertEqual(g, cls, f"{arch} {sym}: {text} ({h})")
+
+    def test_x86_64_atomics_are_the_lock_prefixed_forms_and_xchg_with_memory(self):
+        self.check_listing("x86_64", {"counted": "atomic", "not_counted": "plain"})
+
+    def test_arm64_atomics_are_lse_cas_and_store_exclusives(self):
+        self.check_listing("arm64", {"counted": "atomic", "excl_load": "excl_load",
+                                     "not_counted": "plain"})
+
+    def test_cache_model_lru_order_and_geometry_refusals(self):
+        r = run([self.driver, "cache_model_test"])
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertIn("cache_model: ok", r.stdout)
+
+    # --- the plugin on a guest with known behaviour
+
+    def profile(self, arch, *args, plugin_args=("cache=1",)):
+        out = os.path.join(self.tmp.name, f"{arch}-{'-'.join(args)}.txt")
+        if os.path.exists(out):
+            os.unlink(out)
+        spec = ",".join([self.plugin, f"out={out}", *plugin_args])
+        r = run([ARCHES[arch]["qemu"], "-plugin", spec, self.probe[arch], *args])
+        return r, out
+
+    def totals(self, arch, *args):
+        r, out = self.profile(arch, *args)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            head = f.readline().split()
+            self.assertEqual(head, ["windows", "1"])
+            cache = f.readline()
+            self.assertTrue(cache.startswith("# cache l1d=48KiB/12-way"), cache)
+            t = [0] * 5
+            for line in f:
+                cols = line.split()
+                self.assertEqual(len(cols), 8, line)
+                t = [x + int(c) for x, c in zip(t, cols[3:])]
+        return dict(zip(["atomics", "loads", "stores", "l1d", "llc"], t))
+
+    def stride(self, arch, lines, passes):
+        return self.totals(arch, "stride", str(lines), str(passes))
+
+    def check_stride(self, arch):
+        below = (L1_WAYS - 1) * L1_SETS       # 11 lines per set: fits
+        above = (L1_WAYS + 1) * L1_SETS       # 13 per set: cyclic LRU misses each time
+        self.assertEqual(self.stride(arch, below, 4),
+                         {"atomics": 0, "loads": 4 * below, "stores": 0, "l1d": 0, "llc": 0})
+        self.assertEqual(self.stride(arch, above, 4),
+                         {"atomics": 0, "loads": 4 * above, "stores": 0, "l1d": 4 * above,
+                          "llc": 0})
+        llc_below = (LLC_WAYS - 1) * LLC_SETS
+        llc_above = (LLC_WAYS + 1) * LLC_SETS
+        self.assertEqual(self.stride(arch, llc_below, 2),
+                         {"atomics": 0, "loads": 2 * llc_below, "stores": 0,
+                          "l1d": 2 * llc_below, "llc": 0})
+        self.assertEqual(self.stride(arch, llc_above, 2),
+                         {"atomics": 0, "loads": 2 * llc_above, "stores": 0,
+                          "l1d": 2 * llc_above, "llc": 2 * llc_above})
+
+    def test_x86_64_stride_walks_miss_exactly_as_lru_predicts(self):
+        self.check_stride("x86_64")
+
+    def test_arm64_stride_walks_miss_exactly_as_lru_predicts(self):
+        self.check_stride("arm64")
+
+    def test_x86_64_lock_xadd_loop_counts_one_atomic_per_iteration(self):
+        # A locked RMW is one load and one store to QEMU; the word's line
+        # is cold once.
+        self.assertEqual(self.totals("x86_64", "rmw", "1000"),
+                         {"atomics": 1000, "loads": 1000, "stores": 1000, "l1d": 1, "llc": 1})
+
+    def test_arm64_ldadd_and_ldxr_stxr_loops_count_one_atomic_per_iteration(self):
+        self.assertEqual(self.totals("arm64", "rmw", "1000"),
+                         {"atomics": 1000, "loads": 1000, "stores": 1000, "l1d": 1, "llc": 1})
+        # LDXR is a load; QEMU's STXR a compare-and-swap (a load and a
+        # store); one atomic per pair.
+        self.assertEqual(self.totals("arm64", "llsc", "1000"),
+                         {"atomics": 1000, "loads": 2000, "stores": 1000, "l1d": 1, "llc": 1})
+
+    def test_the_same_run_gives_the_same_counts(self):
+        a = self.stride("x86_64", 2000, 3)
+        b = self.stride("x86_64", 2000, 3)
+        self.assertEqual(a, b)
+
+    # --- refusals
+
+    def test_malformed_unknown_or_non_power_of_two_arguments_refuse_the_run(self):
+        for bad, why in (("l1d=48", "malformed or unknown argument 'l1d=48'"),
+                         ("l1d=4x:12", "malformed or unknown argument"),
+                         ("colour=1", "malformed or unknown argument 'colour=1'"),
+                         ("cache=yes", "malformed or unknown argument 'cache=yes'"),
+                         ("l1d=36:12", "not a power of two"),
+                         ("llc=40:12", "not a multiple of ways * line"),
+                         ("line=48", "line size is not a power of two")):
+            r, _ = self.profile("x86_64", "rmw", "1", plugin_args=("cache=1", bad))
+            self.assertNotEqual(r.returncode, 0, bad)
+            self.assertIn(why, r.stderr, bad)
+
+    def test_a_window_that_never_closes_is_reported_and_refused(self):
+        r, out = self.profile("x86_64", "open", "1")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            self.assertEqual(f.readline().split(), ["windows", "1", "open"])
+        smap = os.path.join(self.tmp.name, "System.map")
+        with open(smap, "w") as f:
+            f.write("ffffffff81000000 T _stext\n")
+        report = os.path.join(TOP, "scripts", "bench", "profile-report.py")
+        r = run(["python3", report, "--case", "x", "--patched", out, "--patched-map", smap,
+                 "--command", "make profile"])
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("never closed", r.stderr)
+        empty = os.path.join(self.tmp.name, "empty.blocks")
+        with open(empty, "w") as f:
+            f.write("windows 0\n")
+        r = run(["python3", report, "--case", "x", "--patched", empty, "--patched-map", smap,
+                 "--command", "make profile"])
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("printed no marker", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
