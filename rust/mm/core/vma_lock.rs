@@ -270,10 +270,10 @@ pub const fn read_validate(same_mm: bool, vm_lock_seq: u32, mm_seq: u32) -> Verd
 /// ([`Verdict::Unbalanced`]): 0 (7.3's `refcount_t` would saturate and
 /// warn), the flag alone (a detacher with no reader left) and bit 31. Two
 /// unbalanced releases look like balanced ones and are stored as 7.3
-/// stores them: at 1, where only the write lock tells an attached vma
-/// (unbalanced: it detaches the vma behind its tree's back, and C warns
-/// after the fact when the vma is not write-locked) from a detach in
-/// progress; and at the flag + 1, where a writer's complete exclusion
+/// stores them: at 1, where only the write lock -- which a releasing
+/// reader cannot read once its reference is gone -- tells an attached vma
+/// (unbalanced: it detaches the vma behind its tree's back) from a detach
+/// in progress; and at the flag + 1, where a writer's complete exclusion
 /// looks like a detacher's last reader. Any other extra release, with a
 /// reader still counted, is indistinguishable from a correct one.
 pub const fn read_release(refcnt: u32) -> Step {
@@ -361,17 +361,6 @@ pub const fn attach(refcnt: u32) -> Step {
         step(Verdict::Unbalanced, refcnt)
     } else {
         step(Verdict::Ok, 1)
-    }
-}
-
-/// `vma_assert_locked()` without lockdep: whether `refcnt` and the write
-/// lock show the caller may hold the vma locked. More than 1 is a reader
-/// or an exclusion; 1 needs the write lock; 0 (detached) never passes.
-pub const fn assert_locked(refcnt: u32, write_locked: bool) -> bool {
-    match refcnt {
-        DETACHED => false,
-        1 => write_locked,
-        _ => true,
     }
 }
 

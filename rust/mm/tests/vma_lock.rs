@@ -193,15 +193,6 @@ fn attach_takes_a_detached_vma_to_one() {
 }
 
 #[test]
-fn assert_locked_needs_a_reader_or_the_write_lock_and_an_attached_vma() {
-    assert!(!assert_locked(DETACHED, true));
-    assert!(!assert_locked(1, false));
-    assert!(assert_locked(1, true));
-    assert!(assert_locked(2, false));
-    assert!(assert_locked(F + 1, false));
-}
-
-#[test]
 fn a_write_lock_lasts_until_the_mms_sequence_moves_on() {
     let mm = 8;
     assert!(is_write_locked(mm, mm));
@@ -271,14 +262,6 @@ mod c73 {
     /// `rcuwait_wait_event()`'s condition in `__vma_start_exclude_readers()`.
     pub fn reached(refcnt: i32, detaching: bool) -> bool {
         refcnt as u32 == (if detaching { 0 } else { 1 }) | F
-    }
-
-    /// `vma_assert_locked()` without lockdep: whether it stays silent.
-    pub fn assert_locked(refcnt: u32, write_locked: bool) -> bool {
-        if refcnt > 1 {
-            return true;
-        }
-        refcnt != 0 && write_locked
     }
 }
 
@@ -445,16 +428,6 @@ fn detach_and_attach_match_7_3_on_every_attached_value() {
             assert_eq!(a, st(Verdict::Ok, 1));
         } else {
             assert_eq!(a, st(Verdict::Unbalanced, r), "{r:#x}");
-        }
-    }
-}
-
-#[test]
-fn assert_locked_matches_7_3_on_every_value() {
-    for r in values() {
-        for w in [false, true] {
-            // 7.3 compares as unsigned int here.
-            assert_eq!(assert_locked(r, w), c73::assert_locked(r, w), "{r:#x}");
         }
     }
 }
