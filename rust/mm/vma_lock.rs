@@ -2,159 +2,218 @@
 
 //! C header: [`include/linux/vma_lock.h`](srctree/include/linux/vma_lock.h)
 //!
-//! The C API of the per-VMA lock word, called by `include/linux/mm.h`,
-//! `mm/memory.c` and `kernel/fork.c`.
+//! The C API of the per-VMA lock's decisions, called by
+//! `include/linux/mmap_lock.h` and `mm/mmap_lock.c`.
 //!
-//! C loads the word, asks for a transition and stores the answer with a
-//! `try_cmpxchg` loop; it owns the orderings, RCU, waiting and waking.
-//! The transitions are [`crate::logic::vma_lock`]'s pure functions over the
-//! word's value, so this edge has no `unsafe`: it passes values through
-//! (a [`Step`] leaves as C's `struct vma_lock_step`).
-//! The word's layout, the verdicts and `struct vma_lock_step` are the
-//! header's, checked at compile time against the core below.
+//! C reads `vm_refcnt` (and `vm_lock_seq`, the mm's sequence), asks for a
+//! decision and stores the answer with a `try_cmpxchg` loop; it owns the
+//! orderings, RCU, the rcuwait in the mm, the `mmgrab()` of a foreign mm
+//! and lockdep. The decisions are [`crate::logic::vma_lock`]'s pure
+//! functions over values, so this edge has no `unsafe`: it passes values
+//! through (a [`Step`] leaves as C's `struct vma_lock_step`). The flag,
+//! the limit, the verdicts and every export's type are checked at compile
+//! time against the header and 7.3's `mm_types.h`.
 
 use kernel::bindings;
 
 use crate::logic::vma_lock::{self, Step, Verdict};
 
 const _: () = {
-    assert!(bindings::VMA_LOCK_READER_BITS == vma_lock::READER_BITS);
-    assert!(bindings::VMA_LOCK_MAX_READERS as u64 == vma_lock::MAX_READERS);
-    assert!(bindings::VMA_LOCK_WAITING as u64 == vma_lock::WAITING);
-    assert!(bindings::VMA_LOCK_DETACHED as u64 == vma_lock::DETACHED);
-    assert!(bindings::VMA_LOCK_SEQ_SHIFT == vma_lock::SEQ_SHIFT);
+    assert!(bindings::VM_REFCNT_EXCLUDE_READERS_BIT == vma_lock::EXCLUDE_READERS_BIT);
+    assert!(bindings::VM_REFCNT_EXCLUDE_READERS_FLAG == vma_lock::EXCLUDE_READERS);
+    assert!(bindings::VM_REFCNT_LIMIT == vma_lock::LIMIT);
     assert!(bindings::vma_lock_verdict_VMA_LOCK_OK == Verdict::Ok as u32);
+    assert!(bindings::vma_lock_verdict_VMA_LOCK_DETACHED == Verdict::Detached as u32);
+    assert!(bindings::vma_lock_verdict_VMA_LOCK_REFUSED == Verdict::Refused as u32);
     assert!(bindings::vma_lock_verdict_VMA_LOCK_WRITE_LOCKED == Verdict::WriteLocked as u32);
-    assert!(bindings::vma_lock_verdict_VMA_LOCK_WRITER_WAITING == Verdict::WriterWaiting as u32);
-    assert!(bindings::vma_lock_verdict_VMA_LOCK_READERS_FULL == Verdict::ReadersFull as u32);
-    assert!(bindings::vma_lock_verdict_VMA_LOCK_DETACHED_VMA == Verdict::Detached as u32);
+    assert!(bindings::vma_lock_verdict_VMA_LOCK_FOREIGN_MM == Verdict::ForeignMm as u32);
+    assert!(bindings::vma_lock_verdict_VMA_LOCK_WAKE == Verdict::Wake as u32);
     assert!(bindings::vma_lock_verdict_VMA_LOCK_MUST_WAIT == Verdict::MustWait as u32);
-    assert!(bindings::vma_lock_verdict_VMA_LOCK_WAKE_WRITER == Verdict::WakeWriter as u32);
     assert!(bindings::vma_lock_verdict_VMA_LOCK_UNBALANCED == Verdict::Unbalanced as u32);
-    // vm_area_struct's word is an atomic64_t (its counter an s64): the
-    // casts between it and the core's u64 are bit-preserving.
-    assert!(core::mem::size_of::<bindings::atomic64_t>() == core::mem::size_of::<u64>());
+    // vm_refcnt is a refcount_t (an atomic_t, its counter an int): the
+    // casts between it and the core's u32 are bit-preserving.
+    assert!(core::mem::size_of::<bindings::refcount_t>() == core::mem::size_of::<u32>());
 };
 
 // Every export has the type of its C declaration (bindgen reads
 // linux/vma_lock.h): a header and an export that disagree fail the build.
 const _: () = {
     type CStep = bindings::vma_lock_step;
-    let _: [unsafe extern "C" fn(u64, u32) -> CStep; 2] = [
-        bindings::rust_vma_lock_read_trylock,
-        rust_vma_lock_read_trylock,
+    let _: [unsafe extern "C" fn(u32) -> CStep; 2] = [
+        bindings::rust_vma_lock_read_admit,
+        rust_vma_lock_read_admit,
     ];
-    let _: [unsafe extern "C" fn(u64) -> CStep; 2] = [
-        bindings::rust_vma_lock_read_unlock,
-        rust_vma_lock_read_unlock,
+    let _: [unsafe extern "C" fn(bool, u32, u32) -> u32; 2] = [
+        bindings::rust_vma_lock_read_validate,
+        rust_vma_lock_read_validate,
     ];
-    let _: [unsafe extern "C" fn(u64, u32) -> CStep; 2] =
-        [bindings::rust_vma_lock_write_lock, rust_vma_lock_write_lock];
-    let _: [unsafe extern "C" fn(u64) -> bool; 2] = [
-        bindings::rust_vma_lock_readers_drained,
-        rust_vma_lock_readers_drained,
+    let _: [unsafe extern "C" fn(u32) -> CStep; 2] = [
+        bindings::rust_vma_lock_read_release,
+        rust_vma_lock_read_release,
     ];
-    let _: [unsafe extern "C" fn(u64) -> CStep; 2] = [
-        bindings::rust_vma_lock_write_wait_done,
-        rust_vma_lock_write_wait_done,
+    let _: [unsafe extern "C" fn(u32) -> CStep; 2] = [
+        bindings::rust_vma_lock_exclude_begin,
+        rust_vma_lock_exclude_begin,
     ];
-    let _: [unsafe extern "C" fn(u64, u32) -> CStep; 2] = [
-        bindings::rust_vma_lock_mark_detached,
-        rust_vma_lock_mark_detached,
+    let _: [unsafe extern "C" fn(u32, bool) -> bool; 2] = [
+        bindings::rust_vma_lock_exclusion_reached,
+        rust_vma_lock_exclusion_reached,
     ];
-    let _: [unsafe extern "C" fn(u64) -> CStep; 2] = [
-        bindings::rust_vma_lock_mark_attached,
-        rust_vma_lock_mark_attached,
+    let _: [unsafe extern "C" fn(u32) -> CStep; 2] = [
+        bindings::rust_vma_lock_exclude_end,
+        rust_vma_lock_exclude_end,
     ];
-    let _: [unsafe extern "C" fn(bool) -> u64; 2] =
-        [bindings::rust_vma_lock_init, rust_vma_lock_init];
-    let _: [unsafe extern "C" fn(u64) -> u64; 2] = [bindings::rust_vma_lock_dup, rust_vma_lock_dup];
-    let _: [unsafe extern "C" fn(u64, u32) -> bool; 2] = [
+    let _: [unsafe extern "C" fn(u32) -> CStep; 2] =
+        [bindings::rust_vma_lock_detach, rust_vma_lock_detach];
+    let _: [unsafe extern "C" fn(u32) -> CStep; 2] =
+        [bindings::rust_vma_lock_attach, rust_vma_lock_attach];
+    let _: [unsafe extern "C" fn(u32, u32) -> bool; 2] = [
         bindings::rust_vma_lock_is_write_locked,
         rust_vma_lock_is_write_locked,
     ];
-    let _: [unsafe extern "C" fn(u64, u32) -> bool; 2] =
-        [bindings::rust_vma_lock_is_locked, rust_vma_lock_is_locked];
-    let _: [unsafe extern "C" fn(u64) -> bool; 2] =
-        [bindings::rust_vma_lock_idle, rust_vma_lock_idle];
 };
 
 /// A core step as C's `struct vma_lock_step`.
 const fn c_step(s: Step) -> bindings::vma_lock_step {
     bindings::vma_lock_step {
         verdict: s.verdict as u32,
-        word: s.word,
+        refcnt: s.refcnt,
     }
 }
 
-/// `vma_start_read()`'s trylock ([`vma_lock::read_trylock`]).
+/// A reader's admit ([`vma_lock::read_admit`]).
 #[no_mangle]
-pub extern "C" fn rust_vma_lock_read_trylock(word: u64, mm_seq: u32) -> bindings::vma_lock_step {
-    c_step(vma_lock::read_trylock(word, mm_seq))
+pub extern "C" fn rust_vma_lock_read_admit(refcnt: u32) -> bindings::vma_lock_step {
+    c_step(vma_lock::read_admit(refcnt))
 }
 
-/// `vma_end_read()`'s unlock ([`vma_lock::read_unlock`]).
+/// A reader's checks after its admit ([`vma_lock::read_validate`]).
 #[no_mangle]
-pub extern "C" fn rust_vma_lock_read_unlock(word: u64) -> bindings::vma_lock_step {
-    c_step(vma_lock::read_unlock(word))
+pub extern "C" fn rust_vma_lock_read_validate(same_mm: bool, vm_lock_seq: u32, mm_seq: u32) -> u32 {
+    vma_lock::read_validate(same_mm, vm_lock_seq, mm_seq) as u32
 }
 
-/// `vma_start_write()`'s lock ([`vma_lock::write_lock`]).
+/// A reader's release ([`vma_lock::read_release`]).
 #[no_mangle]
-pub extern "C" fn rust_vma_lock_write_lock(word: u64, mm_seq: u32) -> bindings::vma_lock_step {
-    c_step(vma_lock::write_lock(word, mm_seq))
+pub extern "C" fn rust_vma_lock_read_release(refcnt: u32) -> bindings::vma_lock_step {
+    c_step(vma_lock::read_release(refcnt))
 }
 
-/// The writer's wait condition ([`vma_lock::readers_drained`]).
+/// The start of an exclusion of readers ([`vma_lock::exclude_begin`]).
 #[no_mangle]
-pub extern "C" fn rust_vma_lock_readers_drained(word: u64) -> bool {
-    vma_lock::readers_drained(word)
+pub extern "C" fn rust_vma_lock_exclude_begin(refcnt: u32) -> bindings::vma_lock_step {
+    c_step(vma_lock::exclude_begin(refcnt))
 }
 
-/// The end of the writer's wait ([`vma_lock::write_wait_done`]).
+/// The excluding thread's wait condition ([`vma_lock::exclusion_reached`]).
 #[no_mangle]
-pub extern "C" fn rust_vma_lock_write_wait_done(word: u64) -> bindings::vma_lock_step {
-    c_step(vma_lock::write_wait_done(word))
+pub extern "C" fn rust_vma_lock_exclusion_reached(refcnt: u32, detaching: bool) -> bool {
+    vma_lock::exclusion_reached(refcnt, detaching)
 }
 
-/// `vma_mark_detached(vma, true)` ([`vma_lock::mark_detached`]).
+/// The end of an exclusion ([`vma_lock::exclude_end`]).
 #[no_mangle]
-pub extern "C" fn rust_vma_lock_mark_detached(word: u64, mm_seq: u32) -> bindings::vma_lock_step {
-    c_step(vma_lock::mark_detached(word, mm_seq))
+pub extern "C" fn rust_vma_lock_exclude_end(refcnt: u32) -> bindings::vma_lock_step {
+    c_step(vma_lock::exclude_end(refcnt))
 }
 
-/// `vma_mark_detached(vma, false)` ([`vma_lock::mark_attached`]).
+/// `vma_mark_detached()`'s decrement ([`vma_lock::detach`]).
 #[no_mangle]
-pub extern "C" fn rust_vma_lock_mark_attached(word: u64) -> bindings::vma_lock_step {
-    c_step(vma_lock::mark_attached(word))
+pub extern "C" fn rust_vma_lock_detach(refcnt: u32) -> bindings::vma_lock_step {
+    c_step(vma_lock::detach(refcnt))
 }
 
-/// The word of a new vma ([`vma_lock::init`]).
+/// `vma_mark_attached()` ([`vma_lock::attach`]).
 #[no_mangle]
-pub extern "C" fn rust_vma_lock_init(detached: bool) -> u64 {
-    vma_lock::init(detached)
+pub extern "C" fn rust_vma_lock_attach(refcnt: u32) -> bindings::vma_lock_step {
+    c_step(vma_lock::attach(refcnt))
 }
 
-/// The word of a copied vma ([`vma_lock::dup`]).
+/// `__is_vma_write_locked()` and the reader's pre-check
+/// ([`vma_lock::is_write_locked`]).
 #[no_mangle]
-pub extern "C" fn rust_vma_lock_dup(orig: u64) -> u64 {
-    vma_lock::dup(orig)
+pub extern "C" fn rust_vma_lock_is_write_locked(vm_lock_seq: u32, mm_seq: u32) -> bool {
+    vma_lock::is_write_locked(vm_lock_seq, mm_seq)
 }
 
-/// `__is_vma_write_locked()` ([`vma_lock::is_write_locked`]).
-#[no_mangle]
-pub extern "C" fn rust_vma_lock_is_write_locked(word: u64, mm_seq: u32) -> bool {
-    vma_lock::is_write_locked(word, mm_seq)
-}
+/// The decisions on the kernel's constants, through the C API (the host
+/// tests, `rust/mm/tests/vma_lock.rs` of the rust-mm repository, cover
+/// every value and the protocol).
+#[cfg(CONFIG_PER_VMA_LOCK_RUST_KUNIT_TEST)]
+#[kernel::macros::kunit_tests(rust_vma_lock)]
+mod tests {
+    use super::*;
 
-/// `vma_assert_locked()`'s test ([`vma_lock::is_locked`]).
-#[no_mangle]
-pub extern "C" fn rust_vma_lock_is_locked(word: u64, mm_seq: u32) -> bool {
-    vma_lock::is_locked(word, mm_seq)
-}
+    const F: u32 = bindings::VM_REFCNT_EXCLUDE_READERS_FLAG;
+    const LIMIT: u32 = bindings::VM_REFCNT_LIMIT;
+    const OK: u32 = bindings::vma_lock_verdict_VMA_LOCK_OK;
 
-/// Whether the lock is free to be freed ([`vma_lock::idle`]).
-#[no_mangle]
-pub extern "C" fn rust_vma_lock_idle(word: u64) -> bool {
-    vma_lock::idle(word)
+    fn step(verdict: u32, refcnt: u32) -> (u32, u32) {
+        (verdict, refcnt)
+    }
+
+    fn got(s: bindings::vma_lock_step) -> (u32, u32) {
+        (s.verdict, s.refcnt)
+    }
+
+    #[test]
+    fn a_reader_is_admitted_until_the_limit_and_refused_while_excluded() {
+        assert_eq!(got(rust_vma_lock_read_admit(1)), step(OK, 2));
+        assert_eq!(
+            got(rust_vma_lock_read_admit(0)),
+            step(bindings::vma_lock_verdict_VMA_LOCK_DETACHED, 0)
+        );
+        assert_eq!(
+            got(rust_vma_lock_read_admit(LIMIT)),
+            step(bindings::vma_lock_verdict_VMA_LOCK_REFUSED, LIMIT)
+        );
+        assert_eq!(
+            got(rust_vma_lock_read_admit(F + 2)),
+            step(bindings::vma_lock_verdict_VMA_LOCK_REFUSED, F + 2)
+        );
+    }
+
+    #[test]
+    fn a_foreign_vma_is_seen_before_the_write_lock() {
+        assert_eq!(
+            rust_vma_lock_read_validate(false, 5, 5),
+            bindings::vma_lock_verdict_VMA_LOCK_FOREIGN_MM
+        );
+        assert_eq!(
+            rust_vma_lock_read_validate(true, 5, 5),
+            bindings::vma_lock_verdict_VMA_LOCK_WRITE_LOCKED
+        );
+        assert_eq!(rust_vma_lock_read_validate(true, 4, 5), OK);
+    }
+
+    #[test]
+    fn the_last_reader_wakes_the_writer_and_an_unbalanced_release_stores_nothing() {
+        assert_eq!(
+            got(rust_vma_lock_read_release(F + 2)),
+            step(bindings::vma_lock_verdict_VMA_LOCK_WAKE, F + 1)
+        );
+        assert_eq!(got(rust_vma_lock_read_release(3)), step(OK, 2));
+        assert_eq!(
+            got(rust_vma_lock_read_release(0)),
+            step(bindings::vma_lock_verdict_VMA_LOCK_UNBALANCED, 0)
+        );
+    }
+
+    #[test]
+    fn an_exclusion_and_a_detach_drain_to_their_targets() {
+        assert_eq!(got(rust_vma_lock_exclude_begin(3)), step(OK, F + 3));
+        assert!(rust_vma_lock_exclusion_reached(F + 1, false));
+        assert!(rust_vma_lock_exclusion_reached(F, true));
+        assert_eq!(got(rust_vma_lock_exclude_end(F + 1)), step(OK, 1));
+        assert_eq!(
+            got(rust_vma_lock_detach(3)),
+            step(bindings::vma_lock_verdict_VMA_LOCK_MUST_WAIT, 2)
+        );
+        assert_eq!(
+            got(rust_vma_lock_exclude_end(F)),
+            step(bindings::vma_lock_verdict_VMA_LOCK_DETACHED, 0)
+        );
+        assert_eq!(got(rust_vma_lock_attach(0)), step(OK, 1));
+        assert!(rust_vma_lock_is_write_locked(7, 7));
+    }
 }
