@@ -39,10 +39,8 @@ const _: () = {
 // linux/vma_lock.h): a header and an export that disagree fail the build.
 const _: () = {
     type CStep = bindings::vma_lock_step;
-    let _: [unsafe extern "C" fn(u32) -> CStep; 2] = [
-        bindings::rust_vma_lock_read_admit,
-        rust_vma_lock_read_admit,
-    ];
+    let _: [unsafe extern "C" fn(u32) -> CStep; 2] =
+        [bindings::rust_vma_lock_read_admit, rust_vma_lock_read_admit];
     let _: [unsafe extern "C" fn(bool, u32, u32) -> u32; 2] = [
         bindings::rust_vma_lock_read_validate,
         rust_vma_lock_read_validate,

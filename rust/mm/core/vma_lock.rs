@@ -67,10 +67,12 @@
 //! |---|---|
 //! | 0 | detached: readers cannot increment it |
 //! | 1 | attached; unlocked or write-locked (`vm_lock_seq` says which) |
-//! | 2 ..= [`LIMIT`] | attached with `r - 1` readers (some may be on their way out, having found the vma write-locked) |
-//! | [`EXCLUDE_READERS`] | a detacher's exclusion is complete: no reader, about to become 0 |
-//! | [`EXCLUDE_READERS`] + 1 | a writer's exclusion is complete, or a detacher waits for one last reader |
-//! | above | a writer or detacher excludes readers and waits for `r - flag - (1 if attached)` of them |
+//! | 2 ..= [`LIMIT`] | attached, `r - 1` readers (some on their way out) |
+//! | [`EXCLUDE_READERS`] | a detacher's exclusion is complete: becomes 0 |
+//! | [`EXCLUDE_READERS`] + 1 | a writer's exclusion is complete, or a detacher awaits one reader |
+//! | above | a writer or detacher waits for the readers left |
+//!
+//! A reader on its way out found the vma write-locked after its admit.
 //!
 //! Bit 31 is never set by a correct caller ([`State::Corrupt`]): C's
 //! `refcount_t` would call such a value saturated. Every function here
