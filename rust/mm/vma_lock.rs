@@ -200,7 +200,9 @@ mod tests {
     #[test]
     fn an_exclusion_and_a_detach_drain_to_their_targets() {
         assert_eq!(got(rust_vma_lock_exclude_begin(3)), step(OK, F + 3));
+        assert!(!rust_vma_lock_exclusion_reached(F + 3, false));
         assert!(rust_vma_lock_exclusion_reached(F + 1, false));
+        assert!(!rust_vma_lock_exclusion_reached(F + 1, true));
         assert!(rust_vma_lock_exclusion_reached(F, true));
         assert_eq!(got(rust_vma_lock_exclude_end(F + 1)), step(OK, 1));
         assert_eq!(
