@@ -13,6 +13,12 @@
 # N failed'. Part of `make test-all` (it does not fit CI's time for
 # `make test`).
 #   BISECT_FROM   first prefix to build (default 1)
+#   BISECT_CACHE  0: build every prefix even if it built before. By default
+#                 a prefix whose source tree (its git tree hash), final
+#                 .config and compilers are those of a prefix that built
+#                 here before is not built again (the stamp in
+#                 $BUILD_DIR/bisect-stamps says when it built); a series
+#                 that grows at its end builds only its new prefixes.
 set -uo pipefail
 # shellcheck source=scripts/lib/env.sh
 . "$(dirname "$0")/../lib/env.sh"
@@ -33,7 +39,10 @@ fi
 mkdir -p "$obj"
 mapfile -t commits < <(git_t rev-list --reverse pristine..rust-mm)
 n=${#commits[@]}
-passed=0 failed=0
+passed=0 failed=0 reused=0
+stamps="$BUILD_DIR/bisect-stamps"
+mkdir -p "$stamps"
+tools="$({ "$LLVM_BIN/clang" --version; /usr/bin/rustc --version; "$BINDGEN" --version; } 2>&1 | sha256sum | cut -c 1-16)"
 for ((k = ${BISECT_FROM:-1}; k <= n; k++)); do
 	c="${commits[$((k - 1))]}"
 	subj="$(git_t log -1 --format=%s "$c")"
@@ -46,8 +55,18 @@ for ((k = ${BISECT_FROM:-1}; k <= n; k++)); do
 	"$src/scripts/config" --file "$obj/.config" -d LTO_CLANG_THIN -d LTO_CLANG_FULL -e LTO_NONE \
 		-d RUST_MM_LTO
 	log="$obj/build-$k.log"
-	if make -C "$src" O="$obj" ARCH=x86_64 "${KMAKE_OPTS[@]}" olddefconfig > "$log" 2>&1 &&
-	   make -C "$src" O="$obj" ARCH=x86_64 "${KMAKE_OPTS[@]}" -j"$(nproc)" vmlinux >> "$log" 2>&1; then
+	if ! make -C "$src" O="$obj" ARCH=x86_64 "${KMAKE_OPTS[@]}" olddefconfig > "$log" 2>&1; then
+		echo "bisect: $k/$n $subj: olddefconfig fails (log: $log): FAILED"
+		failed=$((failed + 1))
+		continue
+	fi
+	key="$(git -C "$src" rev-parse HEAD^{tree})-$(sha256sum < "$obj/.config" | cut -c 1-16)-$tools"
+	if [ "${BISECT_CACHE:-1}" != 0 ] && [ -f "$stamps/$key" ]; then
+		echo "bisect: $k/$n $subj: builds: ok (built $(cat "$stamps/$key"), same tree, .config and compilers)"
+		passed=$((passed + 1)) reused=$((reused + 1))
+		continue
+	fi
+	if make -C "$src" O="$obj" ARCH=x86_64 "${KMAKE_OPTS[@]}" -j"$(nproc)" vmlinux >> "$log" 2>&1; then
 		on=""
 		if grep -q '^config MM_RMAP_ID$' "$src/mm/Kconfig"; then
 			if grep -q '^CONFIG_MM_RMAP_ID=y' "$obj/.config"; then
@@ -59,6 +78,7 @@ for ((k = ${BISECT_FROM:-1}; k <= n; k++)); do
 			fi
 		fi
 		echo "bisect: $k/$n $subj: builds$on: ok"
+		date -u +%Y-%m-%dT%H:%MZ > "$stamps/$key"
 		passed=$((passed + 1))
 	else
 		grep -E 'error|Error' "$log" | head -n 10 | sed 's/^/  | /'
@@ -66,4 +86,5 @@ for ((k = ${BISECT_FROM:-1}; k <= n; k++)); do
 		failed=$((failed + 1))
 	fi
 done
+[ "$reused" -eq 0 ] || echo "bisect: $reused of the $passed prefixes that pass built in an earlier run (BISECT_CACHE=0 builds them all)"
 echo "bisect: $passed passed, $failed failed"

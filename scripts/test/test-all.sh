@@ -19,6 +19,11 @@
 #     group, a 6.12 race) on both kernels, reported and not counted;
 #   - bisectability: every prefix of the stack builds
 #     (scripts/test/bisect-build.sh).
+#   TEST_ALL_RESUME=1  resumes a run that stopped (a session's end: a cold
+#                      run is longer than one): a stage that passed on the
+#                      same inputs (the fingerprint below) is not run again
+#                      and the table gives the date it passed; any change
+#                      to the inputs runs everything again.
 #   TEST_ALL_BISECT=0  leaves the bisectability build out (2-3 h on 2 cores)
 #                      for a run whose series is unchanged since a whole
 #                      bisect run; it says so and counts nothing for it.
@@ -34,6 +39,30 @@ unset ARCH GRANULE
 . "$RUST_MM_TOP/scripts/lib/stages.sh"
 mkdir -p "$BUILD_DIR"
 T="$RUST_MM_TOP/scripts"
+
+# The inputs' fingerprint: every file of the commit but the logbooks no
+# stage reads (where the results of runs are written down), and the tools'
+# versions. A checkout with other changes, or no git, gets none: its stages
+# are not stamped and a resume is refused.
+logbooks='^docs/(history\.md|linux-7\.3\.md|notes/)'
+STAGES_FP="" dirty=""
+if git -C "$RUST_MM_TOP" rev-parse -q --verify HEAD > /dev/null 2>&1; then
+	dirty="$(git -C "$RUST_MM_TOP" status --porcelain | awk '{ print $NF }' | grep -v -E "$logbooks")"
+	if [ -z "$dirty" ]; then
+		STAGES_FP="$({
+			git -C "$RUST_MM_TOP" ls-tree -r HEAD | awk -F'\t' -v re="$logbooks" '$2 !~ re'
+			for t in /usr/bin/rustc "$LLVM_BIN/clang" "$BINDGEN" qemu-system-x86_64 qemu-system-aarch64; do
+				"$t" --version 2>&1 | head -n 1
+			done
+			echo "$LINUX_DEB_VERSION $LINUX_DEB_SHA256"
+		} | sha256sum | cut -c 1-16)"
+	fi
+fi
+if [ "${TEST_ALL_RESUME:-0}" = 1 ]; then
+	[ -n "$STAGES_FP" ] || die "TEST_ALL_RESUME=1: the checkout has changes (or no git), so there is no fingerprint to resume on: ${dirty//$'\n'/ }"
+	STAGES_RESUME=1
+fi
+say "test-all on $(git -C "$RUST_MM_TOP" rev-parse --short HEAD 2>/dev/null || echo 'no commit'), inputs ${STAGES_FP:-not fingerprinted (changes: ${dirty//$'\n'/ })}${STAGES_RESUME:+, resuming}"
 
 stage make-test "" bash "$T/test/test.sh"
 
@@ -90,10 +119,15 @@ say "== uffd-unit-tests' events group on both kernels: reported, not counted =="
 # A race of 6.12 (docs/test-guests.md: UFFDIO_UNREGISTER against a
 # userfault taken under the per-VMA lock) fails it on the unpatched kernel
 # about as often as on ours; its outcome says nothing about the series.
-USERSPACE_OURS=0 USERSPACE_KSFT_SETS=racy USERSPACE_LOG="$BUILD_DIR/userspace-racy.log" \
-	USERSPACE_NAME=racy bash "$T/test/run-userspace.sh" > "$BUILD_DIR/racy-patched.out" 2>&1
-USERSPACE_OURS=0 USERSPACE_KSFT_SETS=racy USERSPACE_LOG="$BUILD_DIR/userspace-base-racy.log" \
-	bash "$T/test/run-variant.sh" base > "$BUILD_DIR/racy-base.out" 2>&1
+if [ -n "${STAGES_RESUME:-}" ] && [ "$(cat "$BUILD_DIR/stamps/racy" 2>/dev/null)" = "$STAGES_FP" ]; then
+	say "racy: not run again (same inputs, outputs of that run below)"
+else
+	USERSPACE_OURS=0 USERSPACE_KSFT_SETS=racy USERSPACE_LOG="$BUILD_DIR/userspace-racy.log" \
+		USERSPACE_NAME=racy bash "$T/test/run-userspace.sh" > "$BUILD_DIR/racy-patched.out" 2>&1
+	USERSPACE_OURS=0 USERSPACE_KSFT_SETS=racy USERSPACE_LOG="$BUILD_DIR/userspace-base-racy.log" \
+		bash "$T/test/run-variant.sh" base > "$BUILD_DIR/racy-base.out" 2>&1
+	[ -z "$STAGES_FP" ] || { mkdir -p "$BUILD_DIR/stamps"; echo "$STAGES_FP" > "$BUILD_DIR/stamps/racy"; }
+fi
 for k in patched base; do
 	say "racy, $k kernel: $(tail -n 1 "$BUILD_DIR/racy-$k.out")"
 done

@@ -497,6 +497,41 @@ class Stages(unittest.TestCase):
         finally:
             shutil.rmtree(d)
 
+    def test_resume_reuses_only_a_passed_stage_of_the_same_inputs(self):
+        """A resumed run (make test-all TEST_ALL_RESUME=1) takes a stage's
+        counts from its stamp only if that run had the same fingerprint and
+        no failure; a failed stage and another fingerprint run again."""
+        d = tempfile.mkdtemp()
+        try:
+            def run(fp, resume, fail_b=False):
+                script = (f"BUILD_DIR={d}; STAGES_FP={fp}; STAGES_RESUME={resume}\n"
+                          "say() { echo \"rust-mm: $*\"; }\n"
+                          f". {TOP}/scripts/lib/stages.sh\n"
+                          f"a() {{ echo ran-a >> {d}/log; echo 'x: 3 passed, 0 failed'; }}\n"
+                          f"b() {{ echo ran-b >> {d}/log; echo 'x: 2 passed, {int(fail_b)} failed'; }}\n"
+                          "stage one x a\nstage two x b\nstages_end\n")
+                if os.path.exists(f"{d}/log"):
+                    os.unlink(f"{d}/log")
+                r = subprocess.run(["bash", "-c", script], capture_output=True, text=True)
+                with open(f"{d}/log") as f:
+                    return r, f.read().split() if os.path.exists(f"{d}/log") else []
+
+            r, ran = run("fp1", 0, fail_b=True)
+            self.assertEqual(ran, ["ran-a", "ran-b"])
+            self.assertTrue(r.stdout.rstrip().endswith("5 passed, 1 failed"), r.stdout)
+            r, ran = run("fp1", 1)
+            self.assertEqual(ran, ["ran-b"], "a passed stage of the same inputs is reused, a failed one is not")
+            self.assertIn("one: not run again: 3 passed, 0 failed on ", r.stdout)
+            self.assertTrue(r.stdout.rstrip().endswith("5 passed, 0 failed"), r.stdout)
+            self.assertRegex(r.stdout, r"one\s+3\s+0\s+\d+\s+20\d\d-\d\d-\d\dT")
+            self.assertRegex(r.stdout, r"two\s+2\s+0\s+\d+\s+now")
+            r, ran = run("fp2", 1)
+            self.assertEqual(ran, ["ran-a", "ran-b"], "nothing of other inputs is reused")
+            r, ran = run("fp2", 0)
+            self.assertEqual(ran, ["ran-a", "ran-b"], "without STAGES_RESUME=1 every stage runs")
+        finally:
+            shutil.rmtree(d)
+
 
 if __name__ == "__main__":
     unittest.main()
