@@ -47,7 +47,10 @@ the wrong type is refused, naming the file and the key):
                   target)
   slab          table: one more boot per kernel, `boot` words first, runs
                 `case` once (RUSTMM-SLAB lines):
-                  case str, boot str, saving float (bytes per vma, at least)
+                  case str, boot str, and its targets (at least one):
+                  saving float (bytes per vma less than the base, at
+                  least), max_pages_per_1000 float (the patched kernel's
+                  slab pages per 1000 vmas, at most)
   report_text   table: the report's prose for its cases: kinds str (what
                 the case names mean), numbers str (a paragraph; {append} is
                 the boots' words), ratios_title and ratios str (the heading
@@ -136,7 +139,8 @@ MEASUREMENT_KEYS = {"batches": (True, _ints, "a list of integers"),
 RATIO_KEYS = {"num": (True, _str, "a string"), "den": (True, _str, "a string"),
               "max": (False, _num, "a number")}
 SLAB_KEYS = {"case": (True, _str, "a string"), "boot": (True, _str, "a string"),
-             "saving": (True, _num, "a number")}
+             "saving": (False, _num, "a number"),
+             "max_pages_per_1000": (False, _num, "a number")}
 TEXT_KEYS = {"kinds": (False, _str, "a string"), "numbers": (False, _str, "a string"),
              "ratios_title": (False, _str, "a string"), "ratios": (False, _str, "a string")}
 
@@ -270,7 +274,12 @@ class System:
         self.slab = None
         if "slab" in data:
             _check(where, data["slab"], SLAB_KEYS, "slab.")
-            self.slab = dict(data["slab"], saving=float(data["slab"]["saving"]))
+            sl = data["slab"]
+            if "saving" not in sl and "max_pages_per_1000" not in sl:
+                raise SystemFileError(f"{where}: [slab] has no target (saving or max_pages_per_1000)")
+            self.slab = dict(sl, saving=float(sl["saving"]) if "saving" in sl else None,
+                             max_pages_per_1000=float(sl["max_pages_per_1000"])
+                             if "max_pages_per_1000" in sl else None)
         self.report_text = {}
         if "report_text" in data:
             _check(where, data["report_text"], TEXT_KEYS, "report_text.")

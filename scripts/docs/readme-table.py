@@ -111,7 +111,11 @@ def buys(s, report):
             slab = report.get("slab")
             if slab:
                 parts.append(f"{slab['saving_bytes_per_vma']:.1f} B less slab per vma")
-                target = target or f"≥ {slab['target_saving']:.0f} B"
+                if slab.get("target_max_pages_per_1000") is not None:
+                    parts[-1] += f" ({slab['patched']['total']['pages_per_1000']:.1f} pages per 1000 vmas)"
+                    target = target or f"≤ {slab['target_max_pages_per_1000']:.0f} pages per 1000 vmas"
+                if slab.get("target_saving") is not None:
+                    target = target or f"≥ {slab['target_saving']:.0f} B"
             else:
                 parts.append("no slab figure")
         elif h in cases:

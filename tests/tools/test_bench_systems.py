@@ -230,7 +230,8 @@ class SystemFiles(unittest.TestCase):
 
     def test_vma_lock_slab_boot(self):
         self.assertEqual(systems.load("vma-lock").slab,
-                         {"case": "vma.slab", "boot": "slab_nomerge", "saving": 40.0})
+                         {"case": "vma.slab", "boot": "slab_nomerge", "saving": None,
+                          "max_pages_per_1000": 40.0})
         for name in OLD:
             if name != "vma-lock":
                 self.assertIsNone(systems.load(name).slab, name)
@@ -332,7 +333,8 @@ class BadSystemFile(unittest.TestCase):
         msg = self.refused(self.base.replace('"vma.pft-1t" = { max = 1.0 }',
                                              '"vma.pft-1t" = { max = 1.0, maximum = 2.0 }'))
         self.assertIn("unknown key 'targets.vma.pft-1t.maximum'", msg)
-        msg = self.refused(self.base.replace('saving = 40.0', 'saving = 40.0\nsavings = 1.0'))
+        msg = self.refused(self.base.replace('max_pages_per_1000 = 40.0',
+                                             'max_pages_per_1000 = 40.0\nsavings = 1.0'))
         self.assertIn("unknown key 'slab.savings'", msg)
 
     def test_a_case_list_for_an_arch_it_does_not_run_on_is_refused(self):
@@ -354,8 +356,10 @@ class BadSystemFile(unittest.TestCase):
         self.assertIn("key 'arches' must be a list of strings, not str", msg)
         msg = self.refused(self.base.replace('"vma.pft-2t" = { max = 1.0 }', '"vma.pft-2t" = { max = "1 %" }'))
         self.assertIn("key 'targets.vma.pft-2t.max' must be a number, not str", msg)
-        msg = self.refused(self.base.replace('saving = 40.0', 'saving = "forty"'))
-        self.assertIn("key 'slab.saving' must be a number", msg)
+        msg = self.refused(self.base.replace('max_pages_per_1000 = 40.0', 'max_pages_per_1000 = "forty"'))
+        self.assertIn("key 'slab.max_pages_per_1000' must be a number", msg)
+        msg = self.refused(self.base.replace('max_pages_per_1000 = 40.0', ''))
+        self.assertIn("[slab] has no target", msg)
         msg = self.refused(self.base.replace('title = "the per-VMA lock word"', 'title = 3'))
         self.assertIn("key 'title' must be a string, not int", msg)
         msg = self.refused('mms = "yes"\n' + self.base)
@@ -634,15 +638,19 @@ class BenchReportMain(unittest.TestCase):
             return "".join(self.line(c, r, 1000000 + r, "none", "0/0", "-") for r in (1, 2, 3))
         logs = os.path.join(self.d, "logs")
         j = None
-        for k, total in (("base", 200.8), ("patched", 150.1)):
-            os.makedirs(logs, exist_ok=True)
-            wr(os.path.join(logs, f"{k}-vma.slab.log"),
-               f"RUSTMM-SLAB total bytes_per_vma={total} pages_per_1000=49.0\nRUSTMM-BENCH-DONE errors=0\n")
-        os.rename(logs, logs + ".slab")
-        j = self.run_report("vma-lock", cases, boot, ("--slab-logs", logs + ".slab"))
-        self.assertEqual(j["slab"]["target_saving"], 40.0)
-        self.assertAlmostEqual(j["slab"]["saving_bytes_per_vma"], 50.7)
-        self.assertEqual(j["slab"]["verdict"], "met")
+        for patched_pages, want in ((39.9, "met"), (40.1, "missed")):
+            for k, total, pages in (("base", 196.6, 48.0), ("patched", 163.4, patched_pages)):
+                os.makedirs(logs, exist_ok=True)
+                wr(os.path.join(logs, f"{k}-vma.slab.log"),
+                   f"RUSTMM-SLAB total bytes_per_vma={total} pages_per_1000={pages}\n"
+                   "RUSTMM-BENCH-DONE errors=0\n")
+            shutil.rmtree(logs + ".slab", ignore_errors=True)
+            os.rename(logs, logs + ".slab")
+            j = self.run_report("vma-lock", cases, boot, ("--slab-logs", logs + ".slab"))
+            self.assertIsNone(j["slab"]["target_saving"])
+            self.assertEqual(j["slab"]["target_max_pages_per_1000"], 40.0)
+            self.assertAlmostEqual(j["slab"]["saving_bytes_per_vma"], 33.2)
+            self.assertEqual(j["slab"]["verdict"], want, f"patched {patched_pages} pages per 1000 vmas")
         self.assertEqual(j["cases"][0]["target_pct"], [None, 1.0])
 
 
