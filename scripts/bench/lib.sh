@@ -108,9 +108,12 @@ build_kernel() { # base|patched
 		mkdir -p "$OUT" && cp -a "$same" "$OUT/kernel-$1"
 	fi
 	if [ "$1" = base ]; then
-		local other="$BUILD_DIR/bench$TSUFFIX/kernel-base"
-		if [ "${LTO:-0}" = 0 ] && [ ! -f "$OUT/kernel-base/.config" ] && [ "$OUT" != "$BUILD_DIR/bench$TSUFFIX" ] &&
-		   [ -f "$other/$KIMAGE" ]; then
+		# The default system's base of the same kind (BENCH_LTO=1: its
+		# LTO one).
+		local first="$BUILD_DIR/bench$TSUFFIX"
+		[ "${LTO:-0}" = 0 ] || first+="-lto"
+		local other="$first/kernel-base"
+		if [ ! -f "$OUT/kernel-base/.config" ] && [ "$OUT" != "$first" ] && [ -f "$other/$KIMAGE" ]; then
 			say "[base] starting from the base kernel of $other"
 			mkdir -p "$OUT" && cp -a "$other" "$OUT/kernel-base"
 		fi

@@ -373,3 +373,82 @@ pub const fn attach(refcnt: u32) -> Step {
 pub const fn end_write_all(mm_seq: u32) -> u32 {
     mm_seq.wrapping_add(1)
 }
+
+/// The bytes of the packed lock: `vm_lock_seq` and `vm_refcnt`, side by
+/// side (`CONFIG_PER_VMA_LOCK_PACKED`).
+pub const LOCK_BYTES: usize = 8;
+
+/// The smallest alignment any slab cache gets (the kernel's
+/// `ARCH_SLAB_MINALIGN` is at least this).
+pub const MIN_ALIGN: usize = 8;
+
+/// Whether the cache line holding a packed vma's lock holds no byte of
+/// another vma, wherever the vma cache can put one.
+///
+/// A cache aligned to `align` places its objects `stride = size` rounded
+/// up to `align` apart from a line-aligned slab start, so an object starts
+/// at a multiple of `stride`'s lowest set bit (at most `line`) into a
+/// cache line: its phase. For every phase, the `line`-byte line holding
+/// the lock (`LOCK_BYTES` at offset `lock_off`) must hold the lock whole
+/// and lie between the end of the previous object and the start of the
+/// next. Bad geometry (`line` or `align` not a power of two, `align`
+/// outside `MIN_ALIGN..=line`, the lock not 8-aligned or not inside the
+/// object) answers `false`.
+pub const fn lock_line_inside(size: usize, lock_off: usize, line: usize, align: usize) -> bool {
+    if !line.is_power_of_two() || line < LOCK_BYTES || !align.is_power_of_two() {
+        return false;
+    }
+    if align < MIN_ALIGN || align > line || lock_off % LOCK_BYTES != 0 {
+        return false;
+    }
+    if size == 0 || size > isize::MAX as usize / 4 || lock_off + LOCK_BYTES > size {
+        return false;
+    }
+    let stride = size.next_multiple_of(align);
+    let low = stride & stride.wrapping_neg();
+    let step = if low < line { low } else { line };
+    let mut phase = 0;
+    while phase < line {
+        let at = phase + lock_off;
+        // Where the lock's line starts, counted from the object's start.
+        let start = (at - at % line) as isize - phase as isize;
+        let lock_whole = at % line + LOCK_BYTES <= line;
+        let after_previous = start >= size as isize - stride as isize;
+        let before_next = start + line as isize <= stride as isize;
+        if !(lock_whole && after_previous && before_next) {
+            return false;
+        }
+        phase += step;
+    }
+    true
+}
+
+/// The smallest alignment of at least `min_align` (a power of two, at
+/// least [`MIN_ALIGN`]) for which [`lock_line_inside`] holds, or `None`
+/// for bad geometry. At `align == line` every object starts a line, so a
+/// lock inside the object always has its line to itself among vmas: any
+/// valid geometry has an answer.
+pub const fn packed_align(
+    size: usize,
+    lock_off: usize,
+    line: usize,
+    min_align: usize,
+) -> Option<usize> {
+    if !min_align.is_power_of_two() || min_align < MIN_ALIGN {
+        return None;
+    }
+    let mut align = min_align;
+    while align <= line {
+        if lock_line_inside(size, lock_off, line, align) {
+            return Some(align);
+        }
+        align *= 2;
+    }
+    None
+}
+
+/// The distance between two vmas of a cache aligned to `align`: `size`
+/// rounded up to `align` (what `/proc/slabinfo` calls the object size).
+pub const fn stride(size: usize, align: usize) -> usize {
+    size.next_multiple_of(align)
+}

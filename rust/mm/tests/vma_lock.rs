@@ -20,7 +20,11 @@
 //!   reference plus the readers plus the flag, that no vma is touched
 //!   without RCU or a reference, that no mm is woken or pinned after it is
 //!   freed (9bbffee67ffd's use-after-free), and that no wake-up is lost;
-//!   nine mutated rule sets show that each check can fail.
+//!   nine mutated rule sets show that each check can fail;
+//! - the packed layout (`CONFIG_PER_VMA_LOCK_PACKED`): the cache alignment
+//!   the core computes, against a brute-force placement of objects in a
+//!   slab, on every geometry up to 320-byte objects and 128-byte lines, and
+//!   a phase-blind rule that the brute force refutes.
 //!
 //! The orderings are `tests/loom.rs`'s.
 
@@ -29,7 +33,7 @@
 mod rng;
 
 use rng::XorShift;
-use rust_mm_core::vma_lock::*;
+use rust_mm_core::vma_lock::{self, *};
 use std::collections::{HashSet, VecDeque};
 
 const F: u32 = EXCLUDE_READERS;
@@ -1445,4 +1449,98 @@ fn mutation_no_address_check_locks_the_vma_reused_elsewhere() {
     };
     let e = explore_err(m, &REUSE_IN_A);
     assert!(e.contains("another address"), "{e}");
+}
+
+// ---- The packed layout: the lock's line among the cache's objects.
+
+/// Brute force: objects `stride` apart from a line-aligned slab start;
+/// whether some object's lock line (`vma_lock::LOCK_BYTES` at `lock_off`)
+/// holds a byte of another object, or splits the lock.
+fn some_line_shared(size: usize, lock_off: usize, line: usize, align: usize) -> bool {
+    let stride = size.next_multiple_of(align);
+    // Enough objects for every phase to occur away from the slab's ends.
+    let n = 4 * line / 8 + 4;
+    (1..n - 1).any(|k| {
+        let at = k * stride + lock_off;
+        let first = at - at % line;
+        if at % line + vma_lock::LOCK_BYTES > line {
+            return true;
+        }
+        (0..n).any(|j| j != k && first < j * stride + size && j * stride < first + line)
+    })
+}
+
+#[test]
+fn packed_align_gives_the_vmas_of_our_configurations_their_own_lock_line() {
+    // x86_64, the bench config: 160 bytes, the lock at 112: phases 0 and 32.
+    assert_eq!(vma_lock::packed_align(160, 112, 64, 8), Some(8));
+    assert_eq!(vma_lock::stride(160, 8), 160);
+    // x86_64 defconfig (NUMA: vm_policy): 168 bytes, the lock at 120.
+    // Eight bytes apart every phase occurs and the line at phase 24
+    // reaches into the next vma; 16 gives 176 (7.3: 192).
+    assert!(!vma_lock::lock_line_inside(168, 120, 64, 8));
+    assert_eq!(vma_lock::packed_align(168, 120, 64, 8), Some(16));
+    assert_eq!(vma_lock::stride(168, 16), 176);
+    // arm64's bench config (no pfnmap tracking): 152 bytes.
+    assert_eq!(vma_lock::packed_align(152, 112, 64, 8), Some(16));
+    assert_eq!(vma_lock::stride(152, 16), 160);
+    // An arch whose slab minimum is 16 (arm64 with tag-based KASAN).
+    assert_eq!(vma_lock::packed_align(160, 112, 64, 16), Some(16));
+}
+
+#[test]
+fn packed_align_is_the_smallest_alignment_the_brute_force_accepts() {
+    let mut checked = 0;
+    for line in [32usize, 64, 128] {
+        for size in (8..=320).step_by(8) {
+            for lock_off in (0..=size - vma_lock::LOCK_BYTES).step_by(8) {
+                let mut align = vma_lock::MIN_ALIGN;
+                while align <= line {
+                    let brute = !some_line_shared(size, lock_off, line, align);
+                    assert_eq!(
+                        vma_lock::lock_line_inside(size, lock_off, line, align),
+                        brute,
+                        "size {size}, lock at {lock_off}, line {line}, align {align}"
+                    );
+                    checked += 1;
+                    align *= 2;
+                }
+                let want = (0..=line.trailing_zeros())
+                    .map(|b| 1usize << b)
+                    .filter(|&a| a >= vma_lock::MIN_ALIGN)
+                    .find(|&a| !some_line_shared(size, lock_off, line, a));
+                assert_eq!(vma_lock::packed_align(size, lock_off, line, 8), want);
+                assert!(
+                    want.is_some(),
+                    "line alignment always works: {size} {lock_off} {line}"
+                );
+            }
+        }
+    }
+    assert_eq!(checked, 9840, "geometries checked");
+}
+
+#[test]
+fn a_phase_blind_rule_is_refuted_by_the_brute_force() {
+    // The control: a rule that checks only objects starting on a line (as
+    // if vmas were line-aligned) accepts 168-byte vmas 8 apart, where the
+    // brute force finds a lock line holding the next vma's first bytes.
+    let phase_blind = |size: usize, lock_off: usize, line: usize| {
+        let first = lock_off - lock_off % line;
+        first + line <= size.next_multiple_of(8)
+    };
+    assert!(phase_blind(168, 120, 64));
+    assert!(some_line_shared(168, 120, 64, 8));
+}
+
+#[test]
+fn bad_geometry_has_no_alignment() {
+    assert_eq!(vma_lock::packed_align(160, 112, 48, 8), None); // line not 2^n
+    assert_eq!(vma_lock::packed_align(160, 112, 64, 4), None); // below the minimum
+    assert_eq!(vma_lock::packed_align(160, 112, 64, 24), None); // not 2^n
+    assert_eq!(vma_lock::packed_align(160, 156, 64, 8), None); // lock past the end
+    assert_eq!(vma_lock::packed_align(160, 100, 64, 8), None); // lock not 8-aligned
+    assert_eq!(vma_lock::packed_align(0, 0, 64, 8), None);
+    assert_eq!(vma_lock::packed_align(usize::MAX, 0, 64, 8), None);
+    assert!(!vma_lock::lock_line_inside(160, 112, 64, 128)); // align above a line
 }
