@@ -3,7 +3,7 @@
  * cache_probe: a guest program with known memory behaviour, run under
  * user-mode QEMU with the profiling plugin (tests/bench/insn_profile.c,
  * cache=1) by tests/tools/test_profile_plugin.py, which checks that the
- * plugin counts what this program does inside its one measured window
+ * plugin counts what this program does inside its measured window
  * (the benchmark's markers, as tests/bench/rmap_bench.c emits them):
  *
  *   cache_probe stride LINES PASSES  reads one byte of each of LINES
@@ -17,7 +17,9 @@
  *   cache_probe llsc COUNT           (arm64) COUNT increments as
  *       load/store-exclusive pairs (LDXR/STXR);
  *   cache_probe open 1               opens the window and exits (the
- *       plugin must report a window that never closed).
+ *       plugin must report a window that never closed);
+ *   cache_probe windows COUNT        COUNT windows, the i-th (from 1) doing
+ *       i atomic increments (the plugin's per-window totals, in order).
  *
  * Built static, for x86_64 with gcc and for arm64 with
  * aarch64-linux-gnu-gcc -march=armv8.1-a.
@@ -94,7 +96,7 @@ int main(int argc, char **argv)
 	unsigned long a, b = 0, sum = 0;
 
 	if (argc < 3 || (a = strtoul(argv[2], NULL, 0)) == 0) {
-		fprintf(stderr, "usage: cache_probe stride LINES PASSES | rmw COUNT | llsc COUNT | open 1\n");
+		fprintf(stderr, "usage: cache_probe stride LINES PASSES | rmw COUNT | llsc COUNT | open 1 | windows COUNT\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "stride")) {
@@ -112,6 +114,12 @@ int main(int argc, char **argv)
 		WINDOW_END();
 	} else if (!strcmp(argv[1], "open")) {
 		WINDOW_BEGIN();
+	} else if (!strcmp(argv[1], "windows")) {
+		for (unsigned long i = 1; i <= a; i++) {
+			WINDOW_BEGIN();
+			rmw(i);
+			WINDOW_END();
+		}
 	} else if (!strcmp(argv[1], "llsc")) {
 		WINDOW_BEGIN();
 		llsc(a);

@@ -33,6 +33,11 @@
  * instructions count whole blocks (a block counts from its entry, as
  * before); the other columns count each instruction as it executes, so a
  * window that opens inside a block misses none of them.
+ *
+ * The totals of each window, in the order the windows closed, come
+ * before the blocks, one line each: "# window I INSNS", with cache=1
+ * followed by the same five columns (make bench's counted boots pair them
+ * with the console's runs: scripts/bench/bench.sh).
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -113,6 +118,15 @@ static struct cache l1d[MAX_VCPUS], llc;
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool vcpu_over;	/* a vCPU beyond MAX_VCPUS: refused at exit */
 
+/*
+ * The running totals of what windows count (the blocks' columns summed as
+ * they are counted) and each closed window's share of them.
+ */
+enum { T_INSNS, T_ATOMICS, T_LOADS, T_STORES, T_L1D, T_LLC, T_N };
+static uint64_t totals[T_N], at_begin[T_N];
+static uint64_t (*per_window)[T_N];
+static size_t nr_closed, per_window_cap;
+
 /* x86_64: nopl disp32(%rax,%rax,1), the displacement says which. */
 static const unsigned char marker[4] = { 0x0f, 0x1f, 0x84, 0x00 };
 /* arm64: movz xzr, #0x4231 / #0x4230 (little-endian words). */
@@ -124,8 +138,10 @@ static void block_exec(unsigned int vcpu, void *udata)
 	struct block *b = udata;
 
 	(void)vcpu;
-	if (__atomic_load_n(&open_window, __ATOMIC_RELAXED))
+	if (__atomic_load_n(&open_window, __ATOMIC_RELAXED)) {
 		__atomic_fetch_add(&b->executions, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&totals[T_INSNS], b->insns, __ATOMIC_RELAXED);
+	}
 }
 
 /* One access of `size` bytes at `addr`: every line it touches. */
@@ -139,10 +155,14 @@ static void cache_touch(struct block *b, unsigned int vcpu, uint64_t addr, unsig
 
 		if (cache_access(&l1d[vcpu], a))
 			continue;
-		if (count)
+		if (count) {
 			b->l1d_misses++;
-		if (!cache_access(&llc, a) && count)
+			totals[T_L1D]++;
+		}
+		if (!cache_access(&llc, a) && count) {
 			b->llc_misses++;
+			totals[T_LLC]++;
+		}
 	}
 }
 
@@ -166,10 +186,13 @@ static void mem_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t v
 		vcpu_over = true;
 	} else {
 		if (count) {
-			if (qemu_plugin_mem_is_store(info))
+			if (qemu_plugin_mem_is_store(info)) {
 				b->stores++;
-			else
+				totals[T_STORES]++;
+			} else {
 				b->loads++;
+				totals[T_LOADS]++;
+			}
 		}
 		cache_touch(b, vcpu, addr, size, count);
 	}
@@ -181,8 +204,23 @@ static void atomic_exec(unsigned int vcpu, void *udata)
 	struct block *b = udata;
 
 	(void)vcpu;
-	if (__atomic_load_n(&open_window, __ATOMIC_RELAXED))
+	if (__atomic_load_n(&open_window, __ATOMIC_RELAXED)) {
 		__atomic_fetch_add(&b->atomics, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&totals[T_ATOMICS], 1, __ATOMIC_RELAXED);
+	}
+}
+
+/*
+ * A snapshot of the totals. Under -icount the vCPUs run one at a time in
+ * one thread, so nothing counts while it is taken; cache_lock orders it
+ * with the memory callbacks anyway.
+ */
+static void totals_read(uint64_t out[T_N])
+{
+	pthread_mutex_lock(&cache_lock);
+	for (int i = 0; i < T_N; i++)
+		out[i] = __atomic_load_n(&totals[i], __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&cache_lock);
 }
 
 static void window_begin(unsigned int vcpu, void *udata)
@@ -190,14 +228,32 @@ static void window_begin(unsigned int vcpu, void *udata)
 	(void)vcpu;
 	(void)udata;
 	__atomic_fetch_add(&windows, 1, __ATOMIC_RELAXED);
+	totals_read(at_begin);
 	__atomic_store_n(&open_window, 1, __ATOMIC_RELAXED);
 }
 
 static void window_end(unsigned int vcpu, void *udata)
 {
+	uint64_t now[T_N];
+
 	(void)vcpu;
 	(void)udata;
+	if (!__atomic_load_n(&open_window, __ATOMIC_RELAXED))
+		return;
 	__atomic_store_n(&open_window, 0, __ATOMIC_RELAXED);
+	totals_read(now);
+	if (nr_closed == per_window_cap) {
+		size_t cap = per_window_cap ? 2 * per_window_cap : 64;
+		void *p = realloc(per_window, cap * sizeof(*per_window));
+
+		if (!p)
+			abort();
+		per_window = p;
+		per_window_cap = cap;
+	}
+	for (int i = 0; i < T_N; i++)
+		per_window[nr_closed][i] = now[i] - at_begin[i];
+	nr_closed++;
 }
 
 static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
@@ -273,6 +329,13 @@ static void at_exit(qemu_plugin_id_t id, void *udata)
 		fprintf(f, "# cache l1d=%uKiB/%u-way per vCPU, llc=%uKiB/%u-way shared, line=%u%s\n",
 			l1d_kib, l1d_ways, llc_kib, llc_ways, line,
 			vcpu_over ? ", vCPUs beyond 64 not simulated" : "");
+	for (size_t w = 0; w < nr_closed; w++) {
+		fprintf(f, "# window %zu %" PRIu64, w + 1, per_window[w][T_INSNS]);
+		if (cache_on)
+			for (int i = T_ATOMICS; i < T_N; i++)
+				fprintf(f, " %" PRIu64, per_window[w][i]);
+		fputc('\n', f);
+	}
 	for (struct block *b = blocks; b; b = b->next) {
 		/*
 		 * A block whose execution opened the window counts no execution
