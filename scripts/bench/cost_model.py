@@ -33,27 +33,40 @@ METRICS = ("insns", "atomics", "loads", "stores", "l1d", "llc")
 # figure comes from (docs/benchmarking.md quotes them).
 MODELS = {
     "x86_64": {
-        "core": "Intel Golden Cove (Sapphire Rapids)",
-        "atomic": 18,
+        "core": "Intel Golden Cove (Sapphire Rapids) at 3.5 GHz",
+        "atomic": 17,
         "l1d": 11,
-        "llc": 250,
+        "llc": 320,
         "sources": {
-            "atomic": "uncontended LOCK ADD/XADD/CMPXCHG on a line in L1d: about 18-20 cycles "
-                      "(uops.info, Alder Lake-P, the same core)",
-            "l1d": "an L1d miss that hits L2: L2 16 cycles minus the 5-cycle L1d hit an "
-                   "instruction already costs (Intel optimization manual, Golden Cove)",
-            "llc": "an LLC miss to DRAM: about 110 ns at 2.3 GHz, minus the L2 hit",
+            "atomic": "LOCK INC m32: latency 18 cycles, LOCK CMPXCHG m64: 19, on Alder Lake-P's "
+                      "Golden Cove (uops.info, INC_LOCK_M32 and CMPXCHG_LOCK_M64_R64); 18 less the "
+                      "one instruction already counted",
+            "l1d": "L1d load-to-use 5 cycles (LLVM X86SchedSapphireRapids.td: LoadLatency = 5; "
+                   "Chips and Cheese, 'Going Armchair Quarterback on Golden Cove's Caches'), L2 "
+                   "16 cycles (~5 ns at 3.5 GHz, a Sapphire Rapids simulator configuration "
+                   "compiled from Chips and Cheese and AnandTech): an L1d miss that hits costs "
+                   "16 - 5",
+            "llc": "DRAM 95-97 ns idle to the local node of a Xeon Platinum 8468 (Intel Memory "
+                   "Latency Checker v3.11a, gjbex/Code-optimization sapphirerapids_mlc.txt): "
+                   "96 ns = 336 cycles at 3.5 GHz, less the L2 hit the L1d miss already costs",
         },
     },
     "arm64": {
-        "core": "Arm Neoverse V2 (NVIDIA Grace)",
-        "atomic": 10,
+        "core": "Arm Neoverse V2 (AWS Graviton4) at 2.8 GHz",
+        "atomic": 13,
         "l1d": 7,
-        "llc": 250,
+        "llc": 297,
         "sources": {
-            "atomic": "LSE LDADD/CAS on a line in L1d (Neoverse V2 software optimization guide)",
-            "l1d": "an L1d miss that hits L2: L2 11 cycles minus the 4-cycle L1d hit",
-            "llc": "an LLC miss to DRAM: about 110 ns at 3.1 GHz, less the on-chip part",
+            "atomic": "no published V2 figure for an LSE atomic on a line in L1d: a CAS measured "
+                      "at 14 cycles on Cortex-A78 (llvm-project PR #211195); 14 less the one "
+                      "instruction. V2 may run an atomic whose result is unused (STADD) 'far', "
+                      "about 50 ns (P. McKenney, C. Marinas, linux-arm-kernel, Oct-Nov 2025): "
+                      "this weight does not cover that",
+            "l1d": "L1d 1.4 ns, L2 4.0 ns on Graviton4 (Arm Learning Path, 'Measure cache and "
+                   "memory latency with a pointer chase'); 4 and 11 cycles at 2.8 GHz "
+                   "(LLVM AArch64SchedNeoverseV2.td: LoadLatency = 4)",
+            "llc": "DRAM 110 ns on Graviton4 (the same pointer chase): 308 cycles at 2.8 GHz, "
+                   "less the L2 hit",
         },
     },
 }

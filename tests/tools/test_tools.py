@@ -262,7 +262,7 @@ class CountedBoots(unittest.TestCase):
         self.assertAlmostEqual(c["cycles"]["change_pct"], (want - 1) * 100, places=6)
         self.assertEqual(c["cycles"]["verdict"], "missed")
         self.assertEqual(report.disagreements({"verdict": "met", "counts": c}),
-                         ["atomics", "l1d", "cycles"])
+                         ["atomics", "loads", "stores", "l1d", "cycles"])
         # LLC misses did not change: met, where the instructions missed.
         self.assertEqual(report.disagreements({"verdict": "missed", "counts": c}), ["llc"])
 
