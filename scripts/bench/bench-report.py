@@ -575,10 +575,19 @@ def main():
                "medians; change, 95 % interval and verdict by the rules above, against the "
                "case's instruction target. The cost model (`scripts/bench/cost_model.py`, "
                f"{model['core']}): cycles ≈ instructions + {model['atomic']}·atomics + "
-               f"{model['l1d']}·L1d misses + {model['llc']}·LLC misses. It ignores memory-level "
-               "parallelism, coherence traffic between CPUs, the TLB and prefetching "
-               "([benchmarking.md](benchmarking.md#what-instructions-hide)). "
+               f"{model['l1d']}·L1d misses + {model['llc']}·LLC misses (weights: latencies "
+               "published for that core, cited in [benchmarking.md](benchmarking.md#what-instructions-hide)). "
                "*disagrees*: the metrics whose verdict is not the instruction verdict.", "",
+               "What the model can see: every load, store and atomic RMW of the measured window, "
+               "kernel and user, and which of them miss a private L1d or the shared LLC when each "
+               "vCPU's accesses are replayed in order through LRU caches. What it cannot see: "
+               "coherence traffic between CPUs (a store never invalidates another vCPU's copy, so "
+               "false sharing and bouncing lines are invisible), contention (the vCPUs take turns), "
+               "prefetching, the TLB and page walks, branch prediction and instruction fetch; and "
+               "it adds latencies serially, where a real core overlaps misses. A hardware run "
+               "would add cycles and wall time under real caches, PMU counts of misses and locked "
+               "operations, and contention on many cores (will-it-scale's fault and fork tests), "
+               "and could fit these weights to measured cycles.", "",
                "| case | " + " | ".join(COUNTED_NAMES[m] + " base / patched, change [95 %]"
                                        for m in SHOWN) + " | disagrees |",
                "|---|" + "---|" * len(SHOWN) + "---|"]
