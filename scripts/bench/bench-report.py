@@ -202,11 +202,11 @@ def ratio_result(boot_case, num, den, logs, boots_n, rng, target, kernel="patche
 # misses, and the cost model's cycles (scripts/bench/cost_model.py).
 # The JSON keeps every one (loads and stores too: QEMU counts a locked RMW
 # as one of each); the table shows SHOWN.
-COUNTED = ("insns", "atomics", "loads", "stores", "l1d", "llc", "cycles")
-SHOWN = ("insns", "atomics", "l1d", "llc", "cycles")
+COUNTED = ("insns", "atomics", "loads", "stores", "l1d", "llc", "coherence", "cycles")
+SHOWN = ("insns", "atomics", "l1d", "llc", "coherence", "cycles")
 COUNTED_NAMES = {"insns": "instructions (plugin)", "atomics": "atomic RMWs", "loads": "loads",
                  "stores": "stores", "l1d": "L1d misses", "llc": "LLC misses",
-                 "cycles": "model cycles"}
+                 "coherence": "coherence misses", "cycles": "model cycles"}
 
 
 def counts_result(case, logs, counts_n, rng, arch, boot_case=None):
@@ -570,7 +570,9 @@ def main():
                f"{args.counts} more boots per case and kernel ran the same cases under the profiling "
                "plugin with its memory model (`tests/bench/insn_profile.c cache=1`: a private L1d "
                "of 48 KiB 12-way per vCPU, a shared LLC of 4 MiB 16-way, 64-byte lines, LRU, "
-               "physical addresses), every measured run a window; the plugin's windows are paired "
+               "physical addresses; a store invalidates the line in the other vCPUs' L1d, and the "
+               "next access there is a coherence miss, also counted as an L1d miss), every measured "
+               "run a window; the plugin's windows are paired "
                "with the console's runs and rejected windows dropped. Per window: median of boot "
                "medians; change, 95 % interval and verdict by the rules above, against the "
                "case's instruction target. The cost model (`scripts/bench/cost_model.py`, "
@@ -580,9 +582,10 @@ def main():
                "*disagrees*: the metrics whose verdict is not the instruction verdict.", "",
                "What the model can see: every load, store and atomic RMW of the measured window, "
                "kernel and user, and which of them miss a private L1d or the shared LLC when each "
-               "vCPU's accesses are replayed in order through LRU caches. What it cannot see: "
-               "coherence traffic between CPUs (a store never invalidates another vCPU's copy, so "
-               "false sharing and bouncing lines are invisible), contention (the vCPUs take turns), "
+               "vCPU's accesses are replayed in order through LRU caches, and the lines one vCPU's "
+               "store takes from another (coherence misses, true or false sharing). What it cannot "
+               "see: how often that happens on hardware (under `-icount` the vCPUs take turns in "
+               "slices, so coherence misses are a lower bound), contention, "
                "prefetching, the TLB and page walks, branch prediction and instruction fetch; and "
                "it adds latencies serially, where a real core overlaps misses. A hardware run "
                "would add cycles and wall time under real caches, PMU counts of misses and locked "

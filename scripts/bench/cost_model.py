@@ -5,7 +5,8 @@ the one cost model that weighs them (issue 46; docs/benchmarking.md).
 
 The plugin (tests/bench/insn_profile.c, cache=1) writes, per closed window
 and in the order the windows closed, a line
-"# window I INSNS ATOMICS LOADS STORES L1D_MISSES LLC_MISSES". The guest's
+"# window I INSNS ATOMICS LOADS STORES L1D_MISSES LLC_MISSES COHERENCE_MISSES"
+(files of before coherence have no last column: 0). The guest's
 console (tests/bench/rmap_bench.c with RUSTMM_BENCH_PROFILE=*) prints one
 line per measured attempt, in the same order: "RUSTMM-BENCH <name> <run> ..."
 for a run it kept, "RUSTMM-BENCH-REJECT <name> <run> ..." for a window it
@@ -26,7 +27,7 @@ prefetchers (which the simulated caches cannot see at all).
 import re
 
 # The columns of a window, in the plugin's order.
-METRICS = ("insns", "atomics", "loads", "stores", "l1d", "llc")
+METRICS = ("insns", "atomics", "loads", "stores", "l1d", "llc", "coherence")
 
 # Per arch: the core the weights are taken from, the extra cycles each
 # event costs beyond the one instruction that caused it, and where each
@@ -71,7 +72,7 @@ MODELS = {
     },
 }
 
-WINDOW = re.compile(r"^# window (\d+) (\d+)((?: \d+){5})?$")
+WINDOW = re.compile(r"^# window (\d+) (\d+)((?: \d+){5,6})?$")
 ATTEMPT = re.compile(r"^RUSTMM-BENCH(-REJECT)? (\S+) (\d+) ")
 
 
@@ -102,7 +103,8 @@ def read_counts(path):
                 raise ValueError(f"{path}: {line.strip()!r} has no memory-model columns (cache=1)")
             if int(m.group(1)) != len(windows) + 1:
                 raise ValueError(f"{path}: window {m.group(1)} out of order")
-            windows.append(dict(zip(METRICS, [int(m.group(2))] + [int(x) for x in m.group(3).split()])))
+            cols = [int(m.group(2))] + [int(x) for x in m.group(3).split()]
+            windows.append(dict(zip(METRICS, cols + [0] * (len(METRICS) - len(cols)))))
     if len(windows) != n:
         raise ValueError(f"{path}: {n} windows opened, {len(windows)} closed")
     return n, windows

@@ -39,7 +39,7 @@ def load_map(path):
 # Per function and window: instructions, and with the memory model's
 # columns atomics, L1d and LLC misses (the loads and stores are in the
 # file, not in the tables).
-COLS = ("insns", "atomics", "l1d", "llc")
+COLS = ("insns", "atomics", "l1d", "llc", "coherence")
 
 
 def load_blocks(path, smap):
@@ -67,12 +67,13 @@ def load_blocks(path, smap):
                 i = bisect.bisect_right(addrs, vaddr) - 1
                 name = names[i] if i >= 0 else "[unknown kernel]"
             per_sym[name] = per_sym.get(name, 0) + int(insns) * int(execs)
-            if mem is not None and len(cols) == 8:
+            if mem is not None and len(cols) in (8, 9):
                 m = mem.setdefault(name, dict.fromkeys(COLS, 0))
                 m["insns"] += int(insns) * int(execs)
                 m["atomics"] += int(cols[3])
                 m["l1d"] += int(cols[6])
                 m["llc"] += int(cols[7])
+                m["coherence"] += int(cols[8]) if len(cols) == 9 else 0
             else:
                 mem = None
     if mem is not None:
@@ -95,18 +96,19 @@ def print_memory(arch, base, patched, top):
     print(f"\n# memory model (cache=1) and cost model ({model['core']}: cycles = instructions + "
           f"{model['atomic']}*atomics + {model['l1d']}*L1d misses + {model['llc']}*LLC misses; "
           "scripts/bench/cost_model.py), per window")
-    for c in ("atomics", "l1d", "llc"):
+    for c in ("atomics", "l1d", "llc", "coherence"):
         b, p = sum(m[c] for m in base.values()), sum(m[c] for m in patched.values())
         print(f"total {c}: base {b:,.1f}  patched {p:,.1f}  delta {p - b:+,.1f}")
     print(f"total model cycles: base {tb:,.0f}  patched {tp:,.0f}  delta {tp - tb:+,.0f} "
           f"({(tp / tb - 1) * 100 if tb else 0:+.2f}%)")
     print(f"\n{'function':<40} {'atomics b/p':>13} {'L1d miss b/p':>15} {'LLC miss b/p':>13} "
-          f"{'cycles delta':>12}")
+          f"{'coherence b/p':>13} {'cycles delta':>12}")
     names = set(base) | set(patched)
     for n in sorted(names, key=lambda n: -abs(cyc["p"].get(n, 0) - cyc["b"].get(n, 0)))[:top]:
         b, p = base.get(n, zero), patched.get(n, zero)
         print(f"{n[:40]:<40} {b['atomics']:>6.1f}/{p['atomics']:<6.1f} {b['l1d']:>7.1f}/{p['l1d']:<7.1f} "
-              f"{b['llc']:>6.1f}/{p['llc']:<6.1f} {cyc['p'].get(n, 0) - cyc['b'].get(n, 0):>+12,.0f}")
+              f"{b['llc']:>6.1f}/{p['llc']:<6.1f} {b['coherence']:>6.1f}/{p['coherence']:<6.1f} "
+              f"{cyc['p'].get(n, 0) - cyc['b'].get(n, 0):>+12,.0f}")
 
 
 def main():

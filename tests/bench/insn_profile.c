@@ -25,11 +25,17 @@
  * such cores' share of the shared L3, rounded to a power of two of sets),
  * line=BYTES (64). A geometry that is not a power of two of sets, or an
  * argument it does not know, refuses the run (QEMU exits, naming it).
+ * A store (an atomic RMW's too) invalidates the line in every other
+ * vCPU's L1d, so a later access there is a coherence miss, counted
+ * apart (also as an L1d miss): the line transfers of sharing, true or
+ * false, as far as the vCPUs' interleaving shows them (under -icount
+ * they take turns in slices, so this is a lower bound).
  *
  * Output (file given as out=PATH): "windows N" ("windows N open" if a
  * window never closed), with cache=1 a line "# cache ...", then one line
  * per block that ran inside a window: "VADDR NR_INSNS EXECUTIONS", with
- * cache=1 followed by "ATOMICS LOADS STORES L1D_MISSES LLC_MISSES". The
+ * cache=1 followed by "ATOMICS LOADS STORES L1D_MISSES LLC_MISSES
+ * COHERENCE_MISSES". The
  * instructions count whole blocks (a block counts from its entry, as
  * before); the other columns count each instruction as it executes, so a
  * window that opens inside a block misses none of them.
@@ -98,7 +104,7 @@ struct block {
 	uint64_t executions;	/* inside windows */
 	uint32_t insns;
 	/* With cache=1, inside windows, counted as they execute: */
-	uint64_t atomics, loads, stores, l1d_misses, llc_misses;
+	uint64_t atomics, loads, stores, l1d_misses, llc_misses, coherence_misses;
 	struct block *next;
 };
 
@@ -117,12 +123,13 @@ static unsigned int l1d_kib = 48, l1d_ways = 12, llc_kib = 4096, llc_ways = 16, 
 static struct cache l1d[MAX_VCPUS], llc;
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool vcpu_over;	/* a vCPU beyond MAX_VCPUS: refused at exit */
+static unsigned int nr_vcpus;	/* the highest vCPU index seen, plus one */
 
 /*
  * The running totals of what windows count (the blocks' columns summed as
  * they are counted) and each closed window's share of them.
  */
-enum { T_INSNS, T_ATOMICS, T_LOADS, T_STORES, T_L1D, T_LLC, T_N };
+enum { T_INSNS, T_ATOMICS, T_LOADS, T_STORES, T_L1D, T_LLC, T_COH, T_N };
 static uint64_t totals[T_N], at_begin[T_N];
 static uint64_t (*per_window)[T_N];
 static size_t nr_closed, per_window_cap;
@@ -144,20 +151,32 @@ static void block_exec(unsigned int vcpu, void *udata)
 	}
 }
 
-/* One access of `size` bytes at `addr`: every line it touches. */
+/*
+ * One access of `size` bytes at `addr`: every line it touches; a store
+ * invalidates them in the other vCPUs' L1d.
+ */
 static void cache_touch(struct block *b, unsigned int vcpu, uint64_t addr, unsigned int size,
-			bool count)
+			bool store, bool count)
 {
 	uint64_t first = addr >> llc.line_shift, last = (addr + size - 1) >> llc.line_shift;
 
 	for (uint64_t l = first; l <= last; l++) {
 		uint64_t a = l << llc.line_shift;
+		enum cache_result r = cache_access_result(&l1d[vcpu], a);
 
-		if (cache_access(&l1d[vcpu], a))
+		if (store)
+			for (unsigned int v = 0; v < nr_vcpus; v++)
+				if (v != vcpu)
+					cache_invalidate(&l1d[v], a);
+		if (r == CACHE_HIT)
 			continue;
 		if (count) {
 			b->l1d_misses++;
 			totals[T_L1D]++;
+			if (r == CACHE_COHERENCE_MISS) {
+				b->coherence_misses++;
+				totals[T_COH]++;
+			}
 		}
 		if (!cache_access(&llc, a) && count) {
 			b->llc_misses++;
@@ -185,8 +204,12 @@ static void mem_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t v
 	if (vcpu >= MAX_VCPUS) {
 		vcpu_over = true;
 	} else {
+		bool store = qemu_plugin_mem_is_store(info);
+
+		if (vcpu >= nr_vcpus)
+			nr_vcpus = vcpu + 1;
 		if (count) {
-			if (qemu_plugin_mem_is_store(info)) {
+			if (store) {
 				b->stores++;
 				totals[T_STORES]++;
 			} else {
@@ -194,7 +217,7 @@ static void mem_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t v
 				totals[T_LOADS]++;
 			}
 		}
-		cache_touch(b, vcpu, addr, size, count);
+		cache_touch(b, vcpu, addr, size, store, count);
 	}
 	pthread_mutex_unlock(&cache_lock);
 }
@@ -341,12 +364,13 @@ static void at_exit(qemu_plugin_id_t id, void *udata)
 		 * A block whose execution opened the window counts no execution
 		 * (its entry came first) but its accesses after the marker.
 		 */
-		if (!b->executions && !b->atomics && !b->loads && !b->stores)
+		if (!b->executions && !b->atomics && !b->loads && !b->stores && !b->coherence_misses)
 			continue;
 		fprintf(f, "%" PRIx64 " %u %" PRIu64, b->vaddr, b->insns, b->executions);
 		if (cache_on)
-			fprintf(f, " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64,
-				b->atomics, b->loads, b->stores, b->l1d_misses, b->llc_misses);
+			fprintf(f, " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64,
+				b->atomics, b->loads, b->stores, b->l1d_misses, b->llc_misses,
+				b->coherence_misses);
 		fputc('\n', f);
 	}
 	fclose(f);

@@ -67,7 +67,8 @@ class ProfilePlugin(unittest.TestCase):
         cls.probe = {}
         for arch, a in ARCHES.items():
             out = os.path.join(d, f"cache_probe-{arch}")
-            r = run(a["cc"] + ["-O2", "-static", "-o", out, os.path.join(BENCH, "cache_probe.c")])
+            r = run(a["cc"] + ["-O2", "-static", "-pthread", "-o", out,
+                               os.path.join(BENCH, "cache_probe.c")])
             if r.returncode:
                 raise AssertionError(f"cache_probe for {arch}: {r.stderr}")
             cls.probe[arch] = out
@@ -136,7 +137,7 @@ class ProfilePlugin(unittest.TestCase):
         r = run([ARCHES[arch]["qemu"], "-plugin", spec, self.probe[arch], *args])
         return r, out
 
-    def totals(self, arch, *args):
+    def totals(self, arch, *args, keep_coherence=False):
         r, out = self.profile(arch, *args)
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(out) as f:
@@ -144,20 +145,24 @@ class ProfilePlugin(unittest.TestCase):
             self.assertEqual(head, ["windows", "1"])
             cache = f.readline()
             self.assertTrue(cache.startswith("# cache l1d=48KiB/12-way"), cache)
-            t = [0] * 6
+            t = [0] * 7
             windows = []
             for line in f:
                 cols = line.split()
                 if cols[:2] == ["#", "window"]:
-                    self.assertEqual(len(cols), 9, line)
+                    self.assertEqual(len(cols), 10, line)
                     windows.append([int(c) for c in cols[3:]])
                     continue
-                self.assertEqual(len(cols), 8, line)
+                self.assertEqual(len(cols), 9, line)
                 t = [x + int(c) for x, c in zip(t, [int(cols[1]) * int(cols[2])] + cols[3:])]
         # The window's own totals (what make bench's counted boots read)
         # are the blocks' columns summed.
         self.assertEqual(windows, [t], "the window's totals line")
-        return dict(zip(["atomics", "loads", "stores", "l1d", "llc"], t[1:]))
+        got = dict(zip(["atomics", "loads", "stores", "l1d", "llc", "coherence"], t[1:]))
+        if not keep_coherence:
+            # One thread: nothing invalidates its lines.
+            self.assertEqual(got.pop("coherence"), 0)
+        return got
 
     def stride(self, arch, lines, passes):
         return self.totals(arch, "stride", str(lines), str(passes))
@@ -216,6 +221,18 @@ class ProfilePlugin(unittest.TestCase):
                              f"{arch}: the word misses once, cold, then stays in L1d")
             self.assertTrue(all(int(c[1]) > 0 for c in w), f"{arch}: instructions per window")
 
+    def test_a_store_on_another_vcpu_is_a_coherence_miss_and_false_sharing_shows(self):
+        # Two threads (vCPUs under user-mode QEMU) alternate 2 x 300 turns
+        # on a turn word: each handoff is one coherence miss on it. With
+        # their own words on one line, each handoff is one more.
+        handoffs = 600
+        apart = self.totals("x86_64", "apart", "300", keep_coherence=True)["coherence"]
+        false = self.totals("x86_64", "false", "300", keep_coherence=True)["coherence"]
+        self.assertGreaterEqual(apart, handoffs)
+        self.assertLessEqual(apart, handoffs + 50, "the turn word's misses, and little else")
+        self.assertGreaterEqual(false - apart, handoffs - 20, "the shared line's misses")
+        self.assertLessEqual(false - apart, handoffs + 20)
+
     def test_the_same_run_gives_the_same_counts(self):
         a = self.stride("x86_64", 2000, 3)
         b = self.stride("x86_64", 2000, 3)
@@ -265,10 +282,10 @@ class ProfilePlugin(unittest.TestCase):
         for k, extra in (("base", (0, 0)), ("patched", (2, 4))):
             files[k] = os.path.join(self.tmp.name, f"{k}.blocks")
             with open(files[k], "w") as f:
-                f.write("windows 2\n# cache l1d=48KiB/12-way per vCPU\n# window 1 1 0 0 0 0 0\n"
-                        "# window 2 1 0 0 0 0 0\n"
-                        "ffffffff81000010 10 4 0 20 10 2 0\n"
-                        f"ffffffff81001010 5 2 {extra[0]} 6 2 {extra[1]} 0\n")
+                f.write("windows 2\n# cache l1d=48KiB/12-way per vCPU\n# window 1 1 0 0 0 0 0 0\n"
+                        "# window 2 1 0 0 0 0 0 0\n"
+                        "ffffffff81000010 10 4 0 20 10 2 0 0\n"
+                        f"ffffffff81001010 5 2 {extra[0]} 6 2 {extra[1]} 0 {extra[1]}\n")
         report = os.path.join(TOP, "scripts", "bench", "profile-report.py")
         r = run(["python3", report, "--case", "x", "--base", files["base"], "--base-map", smap,
                  "--patched", files["patched"], "--patched-map", smap, "--command", "make profile"])
