@@ -40,6 +40,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cost_model  # noqa: E402
 import system as systems  # noqa: E402
 
 # What a system measures (its cases' targets, the seed's figures, its
@@ -196,6 +197,69 @@ def ratio_result(boot_case, num, den, logs, boots_n, rng, target, kernel="patche
     return row
 
 
+# What the counted boots report per case, beside the instruction ratio:
+# the plugin's own instruction count, atomic RMWs, simulated L1d and LLC
+# misses, and the cost model's cycles (scripts/bench/cost_model.py).
+# The JSON keeps every one (loads and stores too: QEMU counts a locked RMW
+# as one of each); the table shows SHOWN.
+COUNTED = ("insns", "atomics", "loads", "stores", "l1d", "llc", "coherence", "cycles")
+SHOWN = ("insns", "atomics", "l1d", "llc", "coherence", "cycles")
+COUNTED_NAMES = {"insns": "instructions (plugin)", "atomics": "atomic RMWs", "loads": "loads",
+                 "stores": "stores", "l1d": "L1d misses", "llc": "LLC misses",
+                 "coherence": "coherence misses", "cycles": "model cycles"}
+
+
+def counts_result(case, logs, counts_n, rng, arch, boot_case=None):
+    """The counted boots of @case, base vs patched: per metric of COUNTED
+    the median of boot medians per window, the change, its interval and
+    verdict by the same rules as the instruction ratio (case_result), the
+    same target. A metric whose base is 0 gets the absolute change and no
+    ratio. {"refused": why} when a boot's windows do not pair with its
+    console."""
+    boot_case = boot_case or case
+    per = {}
+    for k in ("base", "patched"):
+        boots = {m: [] for m in COUNTED}
+        for b in range(1, counts_n + 1):
+            console = os.path.join(logs, f"{k}-{boot_case}-c{b}.log")
+            counts = os.path.join(logs, f"{k}-{boot_case}-c{b}.counts")
+            if not (os.path.exists(console) and os.path.exists(counts)):
+                raise SystemExit(f"bench-report: {console} or {counts} is missing: refusing a partial report")
+            try:
+                runs = cost_model.pair(console, counts).get(case, [])
+            except ValueError as e:
+                return {"refused": str(e)}
+            if not runs:
+                return {"refused": f"{k} counted boot {b}: no kept run of {case}"}
+            for m in COUNTED:
+                boots[m].append([cost_model.cycles(arch, w) if m == "cycles" else w[m] for w in runs])
+        per[k] = boots
+    out = {"refused": None}
+    for m in COUNTED:
+        b, p = per["base"][m], per["patched"][m]
+        r = {"base": stat(b), "patched": stat(p), "base_boots": b, "patched_boots": p}
+        if r["base"] == 0 or any(x == 0 for bb in b for x in bb):
+            r["delta"] = r["patched"] - r["base"]
+            r["verdict"] = None
+        else:
+            r["change_pct"] = pct(r["patched"] / r["base"])
+            lo, hi = bootstrap(b, p, rng)
+            r["ci_pct"] = [pct(lo), pct(hi)]
+            r["verdict"] = verdict(r["ci_pct"], TARGET.get(case))
+        out[m] = r
+    return out
+
+
+def disagreements(row):
+    """The counted metrics of @row (case_result with counts_result in
+    "counts") whose verdict is not the instruction verdict; none without
+    either."""
+    c = row.get("counts") or {}
+    if not c or c.get("refused") or not row.get("verdict"):
+        return []
+    return [m for m in COUNTED if m != "insns" and c[m]["verdict"] and c[m]["verdict"] != row["verdict"]]
+
+
 def case_result(case, logs, boots_n, rng, boot_case=None):
     """@case base vs patched; its runs are in @boot_case's logs (default:
     a boot per case of the same name)."""
@@ -325,6 +389,8 @@ def main():
     ap.add_argument("--slab-logs", default="", help="directory of the vma.slab boots' logs")
     ap.add_argument("--provenance", default="",
                     help="the run's provenance (scripts/bench/provenance.py record)")
+    ap.add_argument("--counts", type=int, default=0,
+                    help="counted boots per case and kernel (BENCH_COUNTS; LOGS/<kernel>-<case>-c<n>.*)")
     ap.add_argument("--mms", type=int, default=0,
                     help="the cases ran in a process forked after this many idle ones (BENCH_MMS)")
     args = ap.parse_args()
@@ -363,6 +429,15 @@ def main():
                                                args.logs, args.boots, rng, r["max"]))
     else:
         rows = [case_result(c, args.logs, args.boots, rng) for c in args.cases.split()]
+    if args.counts:
+        # Its own random stream: the instruction intervals stay those of a
+        # run without counted boots.
+        crng = random.Random(20261129)
+        for r in rows:
+            boot_case = next((c for c in args.cases.split() if r["case"] == c or r["case"].startswith(c + ".")),
+                             r["case"])
+            r["counts"] = counts_result(r["case"], args.logs, args.counts, crng, args.target, boot_case)
+            r["counts"]["disagree"] = disagreements(r)
     mb, mp = manifest(args.base_manifest), manifest(args.patched_manifest)
     # Where the kernels came from (scripts/bench/provenance.py record, made
     # by bench.sh before it built them); none: the report says so, and
@@ -382,6 +457,10 @@ def main():
         "boots": args.boots, "runs_per_boot": args.runs, "mib_per_case": args.mib,
         "date": run_date(args.logs),
         "provenance": prov,
+        "counted_boots": args.counts,
+        **({"cost_model": {k: v for k, v in cost_model.MODELS[args.target].items()},
+            "cost_model_formula": "cycles = instructions + atomic*atomics + l1d*L1d misses + llc*LLC misses"}
+           if args.counts else {}),
         "reused": args.reused.split(),
         "base": mb, "patched": mp,
         "config_difference": diffconfig(args.diffconfig, args.base_config, args.patched_config),
@@ -489,6 +568,55 @@ def main():
                   f"| {change} | {r['ci_pct'][0]:+.2f}% .. {r['ci_pct'][1]:+.2f}% "
                   f"| {fmt_target(r['target_pct'])} | {r['verdict'] or ''} | {seed} "
                   f"| {faults_cell(b, p)} | {rej} | {checks} |")
+    if args.counts:
+        model = cost_model.MODELS[args.target]
+        md += ["", "## What instructions hide: atomics, simulated cache misses, a cost model", "",
+               f"{args.counts} more boots per case and kernel ran the same cases under the profiling "
+               "plugin with its memory model (`tests/bench/insn_profile.c cache=1`: a private L1d "
+               "of 48 KiB 12-way per vCPU, a shared LLC of 4 MiB 16-way, 64-byte lines, LRU, "
+               "physical addresses; a store invalidates the line in the other vCPUs' L1d, and the "
+               "next access there is a coherence miss, also counted as an L1d miss), every measured "
+               "run a window; the plugin's windows are paired "
+               "with the console's runs and rejected windows dropped. Per window: median of boot "
+               "medians; change, 95 % interval and verdict by the rules above, against the "
+               "case's instruction target. The cost model (`scripts/bench/cost_model.py`, "
+               f"{model['core']}): cycles ≈ instructions + {model['atomic']}·atomics + "
+               f"{model['l1d']}·L1d misses + {model['llc']}·LLC misses (weights: latencies "
+               "published for that core, cited in [benchmarking.md](benchmarking.md#what-instructions-hide)). "
+               "*disagrees*: the metrics whose verdict is not the instruction verdict.", "",
+               "What the model can see: every load, store and atomic RMW of the measured window, "
+               "kernel and user, and which of them miss a private L1d or the shared LLC when each "
+               "vCPU's accesses are replayed in order through LRU caches, and the lines one vCPU's "
+               "store takes from another (coherence misses, true or false sharing). What it cannot "
+               "see: how often that happens on hardware (under `-icount` the vCPUs take turns in "
+               "slices, so coherence misses are a lower bound), contention, "
+               "prefetching, the TLB and page walks, branch prediction and instruction fetch; and "
+               "it adds latencies serially, where a real core overlaps misses. A hardware run "
+               "would add cycles and wall time under real caches, PMU counts of misses and locked "
+               "operations, and contention on many cores (will-it-scale's fault and fork tests), "
+               "and could fit these weights to measured cycles.", "",
+               "| case | " + " | ".join(COUNTED_NAMES[m] + " base / patched, change [95 %]"
+                                       for m in SHOWN) + " | disagrees |",
+               "|---|" + "---|" * len(SHOWN) + "---|"]
+        for r in rows:
+            c = r.get("counts")
+            if not c:
+                continue
+            if c["refused"]:
+                md.append(f"| {r['case']} | **refused**: {c['refused']} |" + " |" * len(SHOWN))
+                continue
+            cells = []
+            for m in SHOWN:
+                x = c[m]
+                v = f"{x['base']:,.0f} / {x['patched']:,.0f}, "
+                if "change_pct" in x:
+                    v += f"{x['change_pct']:+.2f}% [{x['ci_pct'][0]:+.2f} .. {x['ci_pct'][1]:+.2f}]"
+                    v += f" {x['verdict']}" if x["verdict"] else ""
+                else:
+                    v += f"{x['delta']:+,.0f} (base 0: no ratio)"
+                cells.append(v)
+            dis = ", ".join(COUNTED_NAMES[m] for m in c.get("disagree", [])) or "-"
+            md.append(f"| {r['case']} | " + " | ".join(cells) + f" | {dis} |")
     if slab:
         md += ["", "## Slab memory per vma", "",
                f"`{sys_.slab['case']}`: one more boot per kernel (same image, `{sys_.slab['boot']}` added so "
@@ -555,6 +683,13 @@ def main():
         else:
             print(f"  {r['case']:22} {r['change_pct']:+7.2f}%  [{r['ci_pct'][0]:+.2f}% .. "
                   f"{r['ci_pct'][1]:+.2f}%]  {r['verdict'] or '-'}")
+        c = r.get("counts")
+        if c and c["refused"]:
+            print(f"  {'':22} counted: refused: {c['refused']}")
+        elif c:
+            print(f"  {'':22} counted: " + "; ".join(
+                f"{m} {c[m]['change_pct']:+.2f}%" if "change_pct" in c[m] else f"{m} {c[m]['delta']:+,.0f}"
+                for m in SHOWN) + (f"  (disagree: {', '.join(c['disagree'])})" if c.get("disagree") else ""))
     return 0
 
 

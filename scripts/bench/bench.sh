@@ -54,6 +54,17 @@
 #                   sub-ID of an order-9 folio's four; 4000 gives two);
 #                   build/bench[-SYSTEM][-lto]-mmsN and
 #                   docs/benchmarks[-SYSTEM][-lto]-mmsN.* (rmap-id only)
+#   BENCH_COUNTS    counted boots per case and kernel (default 3, at least 3;
+#                   0: none): after the timed boots, the same boots again
+#                   under the profiling plugin with its memory model
+#                   (tests/bench/insn_profile.c cache=1; every measured run
+#                   marked, RUSTMM_BENCH_PROFILE=*), which counts per
+#                   window the instructions, loads, stores, atomic RMWs and
+#                   the misses of a simulated L1d and LLC; the report gives
+#                   their ratios and a cost model's beside the instruction
+#                   ratio (scripts/bench/cost_model.py, docs/benchmarking.md).
+#                   The plugin makes these boots several times slower in
+#                   host time, not in guest time.
 #   BENCH_PRINT     1: print each kernel's kunitconfig and every boot's QEMU
 #                   command line, then stop (nothing installed, built or booted)
 #   BENCH_KERNELS   which kernels to build and run now (default "base
@@ -106,6 +117,9 @@ CASES="$(echo ${BENCH_CASES:-$ALL_CASES})"
 OUT="$BUILD_DIR/bench$TSUFFIX$SYS_SUFFIX"
 LOGS="$OUT/logs"
 [ "$BOOTS" -ge 3 ] 2>/dev/null || die "BENCH_BOOTS=$BOOTS: at least 3 boots per kernel are needed for an interval"
+COUNTS="${BENCH_COUNTS:-3}"
+[ "$COUNTS" = 0 ] || [ "$COUNTS" -ge 3 ] 2>/dev/null ||
+	die "BENCH_COUNTS=$COUNTS: 0, or at least 3 counted boots per kernel (an interval needs 3)"
 
 # shellcheck source=scripts/bench/lib.sh
 . "$RUST_MM_TOP/scripts/bench/lib.sh"
@@ -114,6 +128,11 @@ LOGS="$OUT/logs"
 # and of the system's slab boot.
 boot_env() { # CASE
 	echo "RUSTMM_BENCH_RUNS=$RUNS RUSTMM_BENCH_MIB=$MIB RUSTMM_BENCH_CASE=$1${BENCH_APPEND:+ $BENCH_APPEND}"
+}
+# The plugin arguments of counted boot NAME (its windows' counts go to
+# $LOGS/NAME.counts).
+count_plugin() { # NAME
+	echo "-plugin $OUT/insn_profile.so,arg=out=$LOGS/$1.counts,arg=cache=1"
 }
 slab_env() {
 	echo "$SYS_SLAB_BOOT RUSTMM_BENCH_RUNS=1 RUSTMM_BENCH_MIB=$MIB RUSTMM_BENCH_CASE=$SYS_SLAB_CASE${BENCH_APPEND:+ $BENCH_APPEND}"
@@ -129,6 +148,11 @@ if [ "${BENCH_PRINT:-0}" = 1 ]; then
 		bench_kunitconfig "$EXTRA_CONFIG" | sed 's/^/  /'
 		for c in $CASES; do
 			echo "boot $k $c: $(QEMU_PRINT=1 qemu_run "$k" "$OUT/initramfs.cpio" "$(boot_env "$c")")"
+		done
+		for c in $CASES; do
+			[ "$COUNTS" = 0 ] ||
+				echo "counted boot $k $c: $(QEMU_PRINT=1 qemu_run "$k" "$OUT/initramfs.cpio" \
+					"$(boot_env "$c") RUSTMM_BENCH_PROFILE=*" $(count_plugin "$k-$c-c1"))"
 		done
 		[ -z "$SYS_SLAB_CASE" ] ||
 			echo "boot $k $SYS_SLAB_CASE: $(QEMU_PRINT=1 qemu_run "$k" "$OUT/initramfs.cpio" "$(slab_env)")"
@@ -154,7 +178,11 @@ if [ -n "${KERNELS// /}" ]; then
 		die "cannot record the provenance (scripts/bench/provenance.py)"
 	mv "$OUT/provenance.json.tmp" "$OUT/provenance.json"
 fi
-settings="boots=$BOOTS runs=$RUNS mib=$MIB cases=$(echo $CASES | tr ' ' ,)${BENCH_APPEND:+ append=$BENCH_APPEND}"
+if [ "$COUNTS" != 0 ]; then
+	gcc -O2 -Wall -Wextra -Werror -fPIC -shared -fvisibility=hidden -o "$OUT/insn_profile.so" \
+		"$RUST_MM_TOP/tests/bench/insn_profile.c" || die "cannot build tests/bench/insn_profile.c"
+fi
+settings="boots=$BOOTS counts=$COUNTS plugin=$([ "$COUNTS" = 0 ] || sha256sum < "$OUT/insn_profile.so" | cut -c 1-16) runs=$RUNS mib=$MIB cases=$(echo $CASES | tr ' ' ,)${BENCH_APPEND:+ append=$BENCH_APPEND}"
 for k in base patched; do
 	if [[ " $KERNELS " == *" $k "* ]]; then
 		build_kernel "$k"
@@ -182,17 +210,40 @@ for b in $(seq 1 "$BOOTS"); do
 		done
 	done
 done
+# Then the counted boots (c1, c2, ...), the same alternation.
+for b in $(seq 1 "$COUNTS"); do
+	for c in $CASES; do
+		for k in base patched; do
+			[[ " $KERNELS " == *" $k "* ]] && echo "$k $c c$b" >> "$plan"
+		done
+	done
+done
 njobs="$(wc -l < "$plan")"
-say "$njobs boots ($BOOTS per case and kernel, $JOBS at a time); logs in $LOGS"
+say "$njobs boots ($BOOTS timed and $COUNTS counted per case and kernel, $JOBS at a time); logs in $LOGS"
 
-# One boot: exit 0 only when the guest finished cleanly.
+# One boot: exit 0 only when the guest finished cleanly. A counted boot
+# (BOOT c<n>) runs under the plugin, every measured run marked; its
+# windows must be as many as the console's measured attempts.
 one() { # KERNEL CASE BOOT
-	local log="$LOGS/$1-$2-$3.log" rc
+	local log="$LOGS/$1-$2-$3.log" rc env plugin=() windows
 	rm -f "$log"
-	timeout "$TIMEOUT" bash -c 'qemu_run "$@"' qemu_run "$1" "$OUT/initramfs.cpio" "$(boot_env "$2")" \
+	env="$(boot_env "$2")"
+	if [[ "$3" == c* ]]; then
+		rm -f "$LOGS/$1-$2-$3.counts"
+		env+=" RUSTMM_BENCH_PROFILE=*"
+		read -r -a plugin <<<"$(count_plugin "$1-$2-$3")"
+	fi
+	timeout "$TIMEOUT" bash -c 'qemu_run "$@"' qemu_run "$1" "$OUT/initramfs.cpio" "$env" "${plugin[@]}" \
 		< /dev/null 2>&1 | tr -d '\r' > "$log.tmp"
 	rc=${PIPESTATUS[0]}
 	mv "$log.tmp" "$log"
+	if [[ "$3" == c* ]] && grep -q '^RUSTMM-BENCH-DONE errors=0' "$log"; then
+		windows=$(grep -c -E '^RUSTMM-BENCH(-REJECT)? \S+ [1-9]' "$log")
+		if [ "$(head -n 1 "$LOGS/$1-$2-$3.counts" 2>/dev/null)" != "windows $windows" ]; then
+			echo "the plugin's windows ($(head -n 1 "$LOGS/$1-$2-$3.counts" 2>/dev/null || echo 'no file')) are not the console's $windows measured attempts"
+			return 1
+		fi
+	fi
 	if [ "$rc" -eq 124 ]; then
 		echo "hung (no end within ${TIMEOUT}s)"
 	elif grep -q 'Kernel panic' "$log"; then
@@ -205,7 +256,7 @@ one() { # KERNEL CASE BOOT
 	fi
 	return 1
 }
-export -f one boot_env qemu_run say die
+export -f one boot_env count_plugin qemu_run say die
 export LOGS RUNS MIB TIMEOUT OUT RUST_MM_TOP KARCH QEMU KIMAGE CONSOLE BENCH_APPEND
 
 start=$SECONDS
@@ -241,8 +292,8 @@ reused=""
 for k in base patched; do
 	[[ " $KERNELS " == *" $k "* ]] || reused+="$k "
 done
-cmd="make bench BENCH_BOOTS=$BOOTS BENCH_RUNS=$RUNS BENCH_MIB=$MIB"
-[ "$TARGET" = x86_64 ] || cmd="make bench ARCH=$ARCH BENCH_BOOTS=$BOOTS BENCH_RUNS=$RUNS BENCH_MIB=$MIB"
+cmd="make bench BENCH_BOOTS=$BOOTS BENCH_RUNS=$RUNS BENCH_MIB=$MIB BENCH_COUNTS=$COUNTS"
+[ "$TARGET" = x86_64 ] || cmd="make bench ARCH=$ARCH BENCH_BOOTS=$BOOTS BENCH_RUNS=$RUNS BENCH_MIB=$MIB BENCH_COUNTS=$COUNTS"
 [ -z "$BASE_SUFFIX" ] || cmd="RUST_MM_BASE=$RUST_MM_BASE $cmd"
 [ "$SYS_DEFAULT" = 1 ] || cmd+=" BENCH_SYSTEM=$SYSTEM"
 lto_args=()
@@ -260,6 +311,6 @@ python3 "$RUST_MM_TOP/scripts/bench/bench-report.py" \
 	--base-manifest "$OUT/manifest-base.txt" --patched-manifest "$OUT/manifest-patched.txt" \
 	--base-config "$OUT/kernel-base/.config" --patched-config "$OUT/kernel-patched/.config" \
 	--diffconfig "$KSRC/scripts/diffconfig" --reused "$reused" --target "$TARGET" --system "$SYSTEM" \
-	--provenance "$OUT/provenance.json" \
+	--provenance "$OUT/provenance.json" --counts "$COUNTS" \
 	--command "$cmd" --out "$report" "${slab_args[@]}" "${lto_args[@]}" || die "bench-report.py failed"
 say "report: $report.md, $report.json, $report.png"

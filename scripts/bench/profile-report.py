@@ -2,18 +2,25 @@
 """Instructions per measured window, per kernel function, base vs patched.
 
 Reads two block files written by tests/bench/insn_profile.c ("windows N",
-then "VADDR NR_INSNS EXECUTIONS" lines, with the plugin's cache=1 five
-more columns and a "# cache" line, which this report does not use yet),
-attributes each block to the
-text symbol containing its first instruction (System.map of the kernel
-that ran, booted with nokaslr; user-space blocks count as "[user]"), and
-prints the functions whose count differs most, with the totals. Without
+then "VADDR NR_INSNS EXECUTIONS" lines; make profile runs it with cache=1,
+whose five more columns are the block's atomic RMWs, loads, stores and
+simulated L1d and LLC misses), attributes each block to the text symbol
+containing its first instruction (System.map of the kernel that ran,
+booted with nokaslr; user-space blocks count as "[user]"), and prints the
+functions whose count differs most, with the totals. With the memory
+model's columns, each function also gets its atomics, L1d and LLC misses
+and the cost model's cycles (scripts/bench/cost_model.py) per window, base
+and patched, and the functions whose model cycles differ most. Without
 --base (a case only the patched kernel can run, e.g. pagemap-swap's
 opted-in reader), the patched kernel's largest functions alone.
 """
 import argparse
 import bisect
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cost_model  # noqa: E402
 
 KERNEL_START = 0xFFFF800000000000
 
@@ -29,9 +36,17 @@ def load_map(path):
     return [a for a, _ in syms], [n for _, n in syms]
 
 
+# Per function and window: instructions, and with the memory model's
+# columns atomics, L1d and LLC misses (the loads and stores are in the
+# file, not in the tables).
+COLS = ("insns", "atomics", "l1d", "llc", "coherence")
+
+
 def load_blocks(path, smap):
+    """(windows, {function: instructions per window}, {function: {COLS:
+    per window}} or None without the memory model's columns)."""
     addrs, names = smap
-    per_sym = {}
+    per_sym, mem = {}, {}
     with open(path) as f:
         head = f.readline().split()
         if len(head) == 3 and head[0] == "windows" and head[2] == "open":
@@ -43,7 +58,8 @@ def load_blocks(path, smap):
         for line in f:
             if line.startswith("#"):
                 continue
-            vaddr, insns, execs = line.split()[:3]
+            cols = line.split()
+            vaddr, insns, execs = cols[:3]
             vaddr = int(vaddr, 16)
             if vaddr < KERNEL_START:
                 name = "[user]"
@@ -51,7 +67,48 @@ def load_blocks(path, smap):
                 i = bisect.bisect_right(addrs, vaddr) - 1
                 name = names[i] if i >= 0 else "[unknown kernel]"
             per_sym[name] = per_sym.get(name, 0) + int(insns) * int(execs)
-    return windows, {k: v / windows for k, v in per_sym.items()}
+            if mem is not None and len(cols) in (8, 9):
+                m = mem.setdefault(name, dict.fromkeys(COLS, 0))
+                m["insns"] += int(insns) * int(execs)
+                m["atomics"] += int(cols[3])
+                m["l1d"] += int(cols[6])
+                m["llc"] += int(cols[7])
+                m["coherence"] += int(cols[8]) if len(cols) == 9 else 0
+            else:
+                mem = None
+    if mem is not None:
+        mem = {k: {c: v / windows for c, v in m.items()} for k, m in mem.items()}
+    return windows, {k: v / windows for k, v in per_sym.items()}, mem
+
+
+def model_cycles(arch, m):
+    """The cost model's cycles of one function's counts per window."""
+    return cost_model.cycles(arch, {"insns": m["insns"], "atomics": m["atomics"],
+                                    "l1d": m["l1d"], "llc": m["llc"]})
+
+
+def print_memory(arch, base, patched, top):
+    """The memory model's table: functions whose model cycles differ most."""
+    zero = dict.fromkeys(COLS, 0)
+    model = cost_model.MODELS[arch]
+    cyc = {k: {n: model_cycles(arch, m) for n, m in d.items()} for k, d in (("b", base), ("p", patched))}
+    tb, tp = sum(cyc["b"].values()), sum(cyc["p"].values())
+    print(f"\n# memory model (cache=1) and cost model ({model['core']}: cycles = instructions + "
+          f"{model['atomic']}*atomics + {model['l1d']}*L1d misses + {model['llc']}*LLC misses; "
+          "scripts/bench/cost_model.py), per window")
+    for c in ("atomics", "l1d", "llc", "coherence"):
+        b, p = sum(m[c] for m in base.values()), sum(m[c] for m in patched.values())
+        print(f"total {c}: base {b:,.1f}  patched {p:,.1f}  delta {p - b:+,.1f}")
+    print(f"total model cycles: base {tb:,.0f}  patched {tp:,.0f}  delta {tp - tb:+,.0f} "
+          f"({(tp / tb - 1) * 100 if tb else 0:+.2f}%)")
+    print(f"\n{'function':<40} {'atomics b/p':>13} {'L1d miss b/p':>15} {'LLC miss b/p':>13} "
+          f"{'coherence b/p':>13} {'cycles delta':>12}")
+    names = set(base) | set(patched)
+    for n in sorted(names, key=lambda n: -abs(cyc["p"].get(n, 0) - cyc["b"].get(n, 0)))[:top]:
+        b, p = base.get(n, zero), patched.get(n, zero)
+        print(f"{n[:40]:<40} {b['atomics']:>6.1f}/{p['atomics']:<6.1f} {b['l1d']:>7.1f}/{p['l1d']:<7.1f} "
+              f"{b['llc']:>6.1f}/{p['llc']:<6.1f} {b['coherence']:>6.1f}/{p['coherence']:<6.1f} "
+              f"{cyc['p'].get(n, 0) - cyc['b'].get(n, 0):>+12,.0f}")
 
 
 def main():
@@ -63,9 +120,11 @@ def main():
     ap.add_argument("--patched-map", required=True)
     ap.add_argument("--command", required=True)
     ap.add_argument("--top", type=int, default=25)
+    ap.add_argument("--arch", default="x86_64", choices=sorted(cost_model.MODELS),
+                    help="whose cost model weighs the memory model's counts")
     a = ap.parse_args()
     if not a.base:
-        wp, patched = load_blocks(a.patched, load_map(a.patched_map))
+        wp, patched, mem_p = load_blocks(a.patched, load_map(a.patched_map))
         print(f"# {a.case}: instructions per measured window (patched {wp} windows; "
               "a case only the patched kernel runs: no base)")
         print(f"# reproduce: {a.command}")
@@ -73,9 +132,11 @@ def main():
         print(f"\n{'largest functions (patched)':<44} {'patched':>14}")
         for n in sorted(patched, key=lambda n: -patched[n])[:a.top]:
             print(f"{n[:44]:<44} {patched[n]:>14,.0f}")
+        if mem_p is not None:
+            print_memory(a.arch, {}, mem_p, a.top)
         return
-    wb, base = load_blocks(a.base, load_map(a.base_map))
-    wp, patched = load_blocks(a.patched, load_map(a.patched_map))
+    wb, base, mem_b = load_blocks(a.base, load_map(a.base_map))
+    wp, patched, mem_p = load_blocks(a.patched, load_map(a.patched_map))
     tb, tp = sum(base.values()), sum(patched.values())
     print(f"# {a.case}: instructions per measured window (base {wb}, patched {wp} windows)")
     print(f"# reproduce: {a.command}")
@@ -90,6 +151,8 @@ def main():
     print(f"\n{'largest functions (patched)':<44} {'base':>14} {'patched':>14}")
     for n in sorted(patched, key=lambda n: -patched[n])[:a.top]:
         print(f"{n[:44]:<44} {base.get(n, 0):>14,.0f} {patched[n]:>14,.0f}")
+    if mem_b is not None and mem_p is not None:
+        print_memory(a.arch, mem_b, mem_p, a.top)
 
 
 if __name__ == "__main__":

@@ -6,8 +6,11 @@
 # System.map applies) with
 # tests/bench/insn_profile.c, a QEMU TCG plugin, counting the instructions
 # of every block executed inside the case's measured windows (all vCPUs,
-# kernel and user). scripts/bench/profile-report.py maps the blocks to symbols
-# and writes build/bench/profile-CASE.txt.
+# kernel and user), and with its memory model (cache=1) the atomic RMWs
+# and simulated L1d and LLC misses of each block.
+# scripts/bench/profile-report.py maps the blocks to symbols and writes
+# build/bench/profile-CASE.txt, with the cost model's cycles per function
+# (scripts/bench/cost_model.py).
 #   PROFILE_CASES   cases, e.g. "small.fork thp.pte-dontneed" (default small.fork)
 #   PROFILE_RUNS    runs per case and kernel (default 3; 4x for short cases)
 #   PROFILE_KERNELS which kernels to build and profile now (default "base
@@ -96,7 +99,7 @@ if [ "${BENCH_PRINT:-0}" = 1 ]; then
 		for c in $CASES; do
 			[ "$k" = base ] && patched_only "$c" && continue
 			echo "profile $k $c: $(QEMU_PRINT=1 qemu_run "$k" "$OUT/profile/initramfs.cpio" "$(profile_env "$c")" \
-				-plugin "$plugin,arg=out=$OUT/profile/$k-$c.blocks")"
+				-plugin "$plugin,arg=out=$OUT/profile/$k-$c.blocks,arg=cache=1")"
 		done
 	done
 	exit 0
@@ -117,7 +120,7 @@ profile() { # KERNEL CASE
 	rm -f "$data"
 	say "[$1] profiling $2: $RUNS runs of $MIB MiB (console: $log)"
 	timeout "$TIMEOUT" bash -c 'qemu_run "$@"' qemu_run "$1" "$OUT/profile/initramfs.cpio" "$(profile_env "$2")" \
-		-plugin "$plugin,arg=out=$data" < /dev/null 2>&1 | tr -d '\r' > "$log"
+		-plugin "$plugin,arg=out=$data,arg=cache=1" < /dev/null 2>&1 | tr -d '\r' > "$log"
 	rc=${PIPESTATUS[0]}
 	if [ "$rc" -ne 0 ] || grep -q 'Kernel panic' "$log" ||
 		! grep -q '^RUSTMM-BENCH-DONE errors=0' "$log" || [ ! -s "$data" ]; then
@@ -160,7 +163,7 @@ mkdir -p "$RUST_MM_TOP/docs/profiles"
 for c in $CASES; do
 	base_args=(--base "$OUT/profile/base-$c.blocks" --base-map "$OUT/kernel-base/System.map")
 	patched_only "$c" && base_args=()
-	python3 "$RUST_MM_TOP/scripts/bench/profile-report.py" --case "$c" "${base_args[@]}" \
+	python3 "$RUST_MM_TOP/scripts/bench/profile-report.py" --case "$c" --arch "$TARGET" "${base_args[@]}" \
 		--patched "$OUT/profile/patched-$c.blocks" --patched-map "$OUT/kernel-patched/System.map" \
 		--command "make profile$ARCH_ARG$([ "$SYS_DEFAULT" = 1 ] || echo " BENCH_SYSTEM=$SYSTEM")$([ "$LTO" = 0 ] || echo " BENCH_LTO=1") PROFILE_CASES=$c PROFILE_RUNS=$RUNS BENCH_MIB=$MIB" \
 		> "$OUT/profile-$c.txt" || die "profile-report.py failed"

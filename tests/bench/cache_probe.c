@@ -3,7 +3,7 @@
  * cache_probe: a guest program with known memory behaviour, run under
  * user-mode QEMU with the profiling plugin (tests/bench/insn_profile.c,
  * cache=1) by tests/tools/test_profile_plugin.py, which checks that the
- * plugin counts what this program does inside its one measured window
+ * plugin counts what this program does inside its measured window
  * (the benchmark's markers, as tests/bench/rmap_bench.c emits them):
  *
  *   cache_probe stride LINES PASSES  reads one byte of each of LINES
@@ -17,11 +17,22 @@
  *   cache_probe llsc COUNT           (arm64) COUNT increments as
  *       load/store-exclusive pairs (LDXR/STXR);
  *   cache_probe open 1               opens the window and exits (the
- *       plugin must report a window that never closed).
+ *       plugin must report a window that never closed);
+ *   cache_probe windows COUNT        COUNT windows, the i-th (from 1) doing
+ *       i atomic increments (the plugin's per-window totals, in order);
+ *   cache_probe false ROUNDS         two threads take ROUNDS turns each,
+ *       strictly alternating on a turn word of its own line; in its turn a
+ *       thread increments its own word, and the two words share a line
+ *       (false sharing): each turn's first access to that line is a
+ *       coherence miss;
+ *   cache_probe apart ROUNDS         the same with the two words on lines
+ *       of their own: no coherence miss on them (the turn word's are the
+ *       same in both: the difference is the false sharing).
  *
  * Built static, for x86_64 with gcc and for arm64 with
  * aarch64-linux-gnu-gcc -march=armv8.1-a.
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +53,52 @@ static uint64_t word;
 #else
 #error "x86_64 or arm64"
 #endif
+
+/* The players of "false" and "apart": a turn word, and a word each. */
+static struct {
+	volatile unsigned long turn __attribute__((aligned(LINE)));
+	volatile unsigned long go;
+} turn;
+static struct {
+	volatile unsigned long a __attribute__((aligned(LINE)));
+	volatile unsigned long b;
+	volatile unsigned long b_apart __attribute__((aligned(LINE)));
+} words;
+static volatile unsigned long *word_of[2];
+static unsigned long rounds;
+
+static void *player(void *arg)
+{
+	unsigned long me = (unsigned long)arg;
+
+	while (!__atomic_load_n(&turn.go, __ATOMIC_ACQUIRE))
+		;
+	for (unsigned long i = 0; i < rounds; i++) {
+		while (__atomic_load_n(&turn.turn, __ATOMIC_ACQUIRE) % 2 != me)
+			;
+		*word_of[me] += 1;
+		__atomic_store_n(&turn.turn, turn.turn + 1, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+static int play(int apart, unsigned long n)
+{
+	pthread_t t[2];
+
+	rounds = n;
+	word_of[0] = &words.a;
+	word_of[1] = apart ? &words.b_apart : &words.b;
+	for (unsigned long i = 0; i < 2; i++)
+		if (pthread_create(&t[i], NULL, player, (void *)i))
+			return 1;
+	WINDOW_BEGIN();
+	__atomic_store_n(&turn.go, 1, __ATOMIC_RELEASE);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	WINDOW_END();
+	return 0;
+}
 
 /* One load per line: the loop keeps everything else in registers. */
 static void walk(uint8_t *p, unsigned long lines, unsigned long passes, unsigned long *sum)
@@ -94,7 +151,7 @@ int main(int argc, char **argv)
 	unsigned long a, b = 0, sum = 0;
 
 	if (argc < 3 || (a = strtoul(argv[2], NULL, 0)) == 0) {
-		fprintf(stderr, "usage: cache_probe stride LINES PASSES | rmw COUNT | llsc COUNT | open 1\n");
+		fprintf(stderr, "usage: cache_probe stride LINES PASSES | rmw COUNT | llsc COUNT | open 1 | windows COUNT | false ROUNDS | apart ROUNDS\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "stride")) {
@@ -112,6 +169,16 @@ int main(int argc, char **argv)
 		WINDOW_END();
 	} else if (!strcmp(argv[1], "open")) {
 		WINDOW_BEGIN();
+	} else if (!strcmp(argv[1], "windows")) {
+		for (unsigned long i = 1; i <= a; i++) {
+			WINDOW_BEGIN();
+			rmw(i);
+			WINDOW_END();
+		}
+	} else if (!strcmp(argv[1], "false") || !strcmp(argv[1], "apart")) {
+		if (play(!strcmp(argv[1], "apart"), a))
+			return 1;
+		sum = words.a + words.b + words.b_apart;
 	} else if (!strcmp(argv[1], "llsc")) {
 		WINDOW_BEGIN();
 		llsc(a);

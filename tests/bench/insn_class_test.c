@@ -32,6 +32,16 @@ static int cache_selftest(void)
 	CHECK(!cache_access(&c, 128));	/* miss: was evicted */
 	CHECK(!cache_access(&c, 64));	/* set 1: miss */
 	CHECK(cache_access(&c, 64 + 63));	/* same line: hit */
+	/* Coherence: another CPU's store invalidates 64's line here. */
+	CHECK(cache_invalidate(&c, 64));
+	CHECK(!cache_invalidate(&c, 64));	/* already invalid */
+	CHECK(!cache_invalidate(&c, 192));	/* not here */
+	CHECK(cache_access_result(&c, 64) == CACHE_COHERENCE_MISS);
+	CHECK(cache_access_result(&c, 64) == CACHE_HIT);	/* valid again */
+	CHECK(cache_invalidate(&c, 64));
+	CHECK(!cache_access_result(&c, 192));	/* set 1: 64 still there, invalid */
+	CHECK(!cache_access_result(&c, 320));	/* evicts 64, the least recent */
+	CHECK(cache_access_result(&c, 64) == CACHE_MISS);	/* evicted: a plain miss */
 	cache_free(&c);
 	CHECK(cache_init(&c, 48 << 10, 12, 48) != NULL);	/* line not 2^n */
 	CHECK(cache_init(&c, 48 << 10, 0, 64) != NULL);	/* no ways */

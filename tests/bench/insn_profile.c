@@ -25,14 +25,25 @@
  * such cores' share of the shared L3, rounded to a power of two of sets),
  * line=BYTES (64). A geometry that is not a power of two of sets, or an
  * argument it does not know, refuses the run (QEMU exits, naming it).
+ * A store (an atomic RMW's too) invalidates the line in every other
+ * vCPU's L1d, so a later access there is a coherence miss, counted
+ * apart (also as an L1d miss): the line transfers of sharing, true or
+ * false, as far as the vCPUs' interleaving shows them (under -icount
+ * they take turns in slices, so this is a lower bound).
  *
  * Output (file given as out=PATH): "windows N" ("windows N open" if a
  * window never closed), with cache=1 a line "# cache ...", then one line
  * per block that ran inside a window: "VADDR NR_INSNS EXECUTIONS", with
- * cache=1 followed by "ATOMICS LOADS STORES L1D_MISSES LLC_MISSES". The
+ * cache=1 followed by "ATOMICS LOADS STORES L1D_MISSES LLC_MISSES
+ * COHERENCE_MISSES". The
  * instructions count whole blocks (a block counts from its entry, as
  * before); the other columns count each instruction as it executes, so a
  * window that opens inside a block misses none of them.
+ *
+ * The totals of each window, in the order the windows closed, come
+ * before the blocks, one line each: "# window I INSNS", with cache=1
+ * followed by the same five columns (make bench's counted boots pair them
+ * with the console's runs: scripts/bench/bench.sh).
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -93,7 +104,7 @@ struct block {
 	uint64_t executions;	/* inside windows */
 	uint32_t insns;
 	/* With cache=1, inside windows, counted as they execute: */
-	uint64_t atomics, loads, stores, l1d_misses, llc_misses;
+	uint64_t atomics, loads, stores, l1d_misses, llc_misses, coherence_misses;
 	struct block *next;
 };
 
@@ -112,6 +123,16 @@ static unsigned int l1d_kib = 48, l1d_ways = 12, llc_kib = 4096, llc_ways = 16, 
 static struct cache l1d[MAX_VCPUS], llc;
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool vcpu_over;	/* a vCPU beyond MAX_VCPUS: refused at exit */
+static unsigned int nr_vcpus;	/* the highest vCPU index seen, plus one */
+
+/*
+ * The running totals of what windows count (the blocks' columns summed as
+ * they are counted) and each closed window's share of them.
+ */
+enum { T_INSNS, T_ATOMICS, T_LOADS, T_STORES, T_L1D, T_LLC, T_COH, T_N };
+static uint64_t totals[T_N], at_begin[T_N];
+static uint64_t (*per_window)[T_N];
+static size_t nr_closed, per_window_cap;
 
 /* x86_64: nopl disp32(%rax,%rax,1), the displacement says which. */
 static const unsigned char marker[4] = { 0x0f, 0x1f, 0x84, 0x00 };
@@ -124,25 +145,43 @@ static void block_exec(unsigned int vcpu, void *udata)
 	struct block *b = udata;
 
 	(void)vcpu;
-	if (__atomic_load_n(&open_window, __ATOMIC_RELAXED))
+	if (__atomic_load_n(&open_window, __ATOMIC_RELAXED)) {
 		__atomic_fetch_add(&b->executions, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&totals[T_INSNS], b->insns, __ATOMIC_RELAXED);
+	}
 }
 
-/* One access of `size` bytes at `addr`: every line it touches. */
+/*
+ * One access of `size` bytes at `addr`: every line it touches; a store
+ * invalidates them in the other vCPUs' L1d.
+ */
 static void cache_touch(struct block *b, unsigned int vcpu, uint64_t addr, unsigned int size,
-			bool count)
+			bool store, bool count)
 {
 	uint64_t first = addr >> llc.line_shift, last = (addr + size - 1) >> llc.line_shift;
 
 	for (uint64_t l = first; l <= last; l++) {
 		uint64_t a = l << llc.line_shift;
+		enum cache_result r = cache_access_result(&l1d[vcpu], a);
 
-		if (cache_access(&l1d[vcpu], a))
+		if (store)
+			for (unsigned int v = 0; v < nr_vcpus; v++)
+				if (v != vcpu)
+					cache_invalidate(&l1d[v], a);
+		if (r == CACHE_HIT)
 			continue;
-		if (count)
+		if (count) {
 			b->l1d_misses++;
-		if (!cache_access(&llc, a) && count)
+			totals[T_L1D]++;
+			if (r == CACHE_COHERENCE_MISS) {
+				b->coherence_misses++;
+				totals[T_COH]++;
+			}
+		}
+		if (!cache_access(&llc, a) && count) {
 			b->llc_misses++;
+			totals[T_LLC]++;
+		}
 	}
 }
 
@@ -165,13 +204,20 @@ static void mem_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t v
 	if (vcpu >= MAX_VCPUS) {
 		vcpu_over = true;
 	} else {
+		bool store = qemu_plugin_mem_is_store(info);
+
+		if (vcpu >= nr_vcpus)
+			nr_vcpus = vcpu + 1;
 		if (count) {
-			if (qemu_plugin_mem_is_store(info))
+			if (store) {
 				b->stores++;
-			else
+				totals[T_STORES]++;
+			} else {
 				b->loads++;
+				totals[T_LOADS]++;
+			}
 		}
-		cache_touch(b, vcpu, addr, size, count);
+		cache_touch(b, vcpu, addr, size, store, count);
 	}
 	pthread_mutex_unlock(&cache_lock);
 }
@@ -181,8 +227,23 @@ static void atomic_exec(unsigned int vcpu, void *udata)
 	struct block *b = udata;
 
 	(void)vcpu;
-	if (__atomic_load_n(&open_window, __ATOMIC_RELAXED))
+	if (__atomic_load_n(&open_window, __ATOMIC_RELAXED)) {
 		__atomic_fetch_add(&b->atomics, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&totals[T_ATOMICS], 1, __ATOMIC_RELAXED);
+	}
+}
+
+/*
+ * A snapshot of the totals. Under -icount the vCPUs run one at a time in
+ * one thread, so nothing counts while it is taken; cache_lock orders it
+ * with the memory callbacks anyway.
+ */
+static void totals_read(uint64_t out[T_N])
+{
+	pthread_mutex_lock(&cache_lock);
+	for (int i = 0; i < T_N; i++)
+		out[i] = __atomic_load_n(&totals[i], __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&cache_lock);
 }
 
 static void window_begin(unsigned int vcpu, void *udata)
@@ -190,14 +251,32 @@ static void window_begin(unsigned int vcpu, void *udata)
 	(void)vcpu;
 	(void)udata;
 	__atomic_fetch_add(&windows, 1, __ATOMIC_RELAXED);
+	totals_read(at_begin);
 	__atomic_store_n(&open_window, 1, __ATOMIC_RELAXED);
 }
 
 static void window_end(unsigned int vcpu, void *udata)
 {
+	uint64_t now[T_N];
+
 	(void)vcpu;
 	(void)udata;
+	if (!__atomic_load_n(&open_window, __ATOMIC_RELAXED))
+		return;
 	__atomic_store_n(&open_window, 0, __ATOMIC_RELAXED);
+	totals_read(now);
+	if (nr_closed == per_window_cap) {
+		size_t cap = per_window_cap ? 2 * per_window_cap : 64;
+		void *p = realloc(per_window, cap * sizeof(*per_window));
+
+		if (!p)
+			abort();
+		per_window = p;
+		per_window_cap = cap;
+	}
+	for (int i = 0; i < T_N; i++)
+		per_window[nr_closed][i] = now[i] - at_begin[i];
+	nr_closed++;
 }
 
 static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
@@ -273,17 +352,25 @@ static void at_exit(qemu_plugin_id_t id, void *udata)
 		fprintf(f, "# cache l1d=%uKiB/%u-way per vCPU, llc=%uKiB/%u-way shared, line=%u%s\n",
 			l1d_kib, l1d_ways, llc_kib, llc_ways, line,
 			vcpu_over ? ", vCPUs beyond 64 not simulated" : "");
+	for (size_t w = 0; w < nr_closed; w++) {
+		fprintf(f, "# window %zu %" PRIu64, w + 1, per_window[w][T_INSNS]);
+		if (cache_on)
+			for (int i = T_ATOMICS; i < T_N; i++)
+				fprintf(f, " %" PRIu64, per_window[w][i]);
+		fputc('\n', f);
+	}
 	for (struct block *b = blocks; b; b = b->next) {
 		/*
 		 * A block whose execution opened the window counts no execution
 		 * (its entry came first) but its accesses after the marker.
 		 */
-		if (!b->executions && !b->atomics && !b->loads && !b->stores)
+		if (!b->executions && !b->atomics && !b->loads && !b->stores && !b->coherence_misses)
 			continue;
 		fprintf(f, "%" PRIx64 " %u %" PRIu64, b->vaddr, b->insns, b->executions);
 		if (cache_on)
-			fprintf(f, " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64,
-				b->atomics, b->loads, b->stores, b->l1d_misses, b->llc_misses);
+			fprintf(f, " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64,
+				b->atomics, b->loads, b->stores, b->l1d_misses, b->llc_misses,
+				b->coherence_misses);
 		fputc('\n', f);
 	}
 	fclose(f);

@@ -217,6 +217,17 @@ static uint64_t now_ns(void)
 static int profiling;
 
 /*
+ * Whether the measured runs of @name are marked: RUSTMM_BENCH_PROFILE
+ * names one case or measurement (make profile), or is "*" for every one
+ * of the boot (make bench's counted boots, which pair the plugin's
+ * windows with the console's lines in order).
+ */
+static int profiled(const char *profile, const char *name)
+{
+	return profile && (!strcmp(profile, name) || !strcmp(profile, "*"));
+}
+
+/*
  * The minor faults of this process (every thread) in the last window,
  * read outside the timed part: the fault count beside the instructions
  * (children's faults are their own: anon-cow counts the parent's only).
@@ -1670,7 +1681,7 @@ int main(int argc, char **argv)
 			thp_sizes(name, k);
 			profiling = 0;
 			measure(name, 0, k, a, 0);	/* warm-up */
-			profiling = profile && !strcmp(profile, name);
+			profiling = profiled(profile, name);
 			for (int r = 1; r <= n; r++)
 				measure(name, r, k, a, 0);
 		}
@@ -1684,7 +1695,7 @@ int main(int argc, char **argv)
 		thp_sizes(name, PMD_THP);
 		profiling = 0;
 		measure(name, 0, PMD_THP, -1, rand);	/* warm-up */
-		profiling = profile && !strcmp(profile, name);
+		profiling = profiled(profile, name);
 		for (int r = 1; r <= runs; r++)
 			measure(name, r, PMD_THP, -1, rand);
 	}
@@ -1699,7 +1710,7 @@ int main(int argc, char **argv)
 		thp_sizes(name, SMALL);
 		profiling = 0;
 		measure(name, 0, SMALL, -10 - c, 0);	/* warm-up */
-		profiling = profile && !strcmp(profile, name);
+		profiling = profiled(profile, name);
 		for (int r = 1; r <= n; r++)
 			measure(name, r, SMALL, -10 - c, 0);
 	}
@@ -1728,7 +1739,7 @@ int main(int argc, char **argv)
 						 pm_reader_name[rd]);
 					pm.reader = rd;
 					pm.batch = pm_batch[b];
-					profiling = r && profile && !strcmp(profile, sub);
+					profiling = r && profiled(profile, sub);
 					measure(sub, r, SMALL, -20, 0);
 				}
 	}
@@ -1744,7 +1755,7 @@ int main(int argc, char **argv)
 			break;
 		/* Run 0 is the warm-up. */
 		for (int r = 0; r <= n; r++) {
-			profiling = r && profile && !strcmp(profile, c->name);
+			profiling = r && profiled(profile, c->name);
 			measure(c->name, r, SMALL, -30, 0);
 		}
 	}

@@ -25,6 +25,7 @@ Run: python3 -m unittest discover -s tests/tools -p test_profile_plugin.py -v
 import os
 import re
 import subprocess
+import sys
 import tempfile
 import unittest
 
@@ -66,7 +67,8 @@ class ProfilePlugin(unittest.TestCase):
         cls.probe = {}
         for arch, a in ARCHES.items():
             out = os.path.join(d, f"cache_probe-{arch}")
-            r = run(a["cc"] + ["-O2", "-static", "-o", out, os.path.join(BENCH, "cache_probe.c")])
+            r = run(a["cc"] + ["-O2", "-static", "-pthread", "-o", out,
+                               os.path.join(BENCH, "cache_probe.c")])
             if r.returncode:
                 raise AssertionError(f"cache_probe for {arch}: {r.stderr}")
             cls.probe[arch] = out
@@ -135,7 +137,7 @@ class ProfilePlugin(unittest.TestCase):
         r = run([ARCHES[arch]["qemu"], "-plugin", spec, self.probe[arch], *args])
         return r, out
 
-    def totals(self, arch, *args):
+    def totals(self, arch, *args, keep_coherence=False):
         r, out = self.profile(arch, *args)
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(out) as f:
@@ -143,12 +145,24 @@ class ProfilePlugin(unittest.TestCase):
             self.assertEqual(head, ["windows", "1"])
             cache = f.readline()
             self.assertTrue(cache.startswith("# cache l1d=48KiB/12-way"), cache)
-            t = [0] * 5
+            t = [0] * 7
+            windows = []
             for line in f:
                 cols = line.split()
-                self.assertEqual(len(cols), 8, line)
-                t = [x + int(c) for x, c in zip(t, cols[3:])]
-        return dict(zip(["atomics", "loads", "stores", "l1d", "llc"], t))
+                if cols[:2] == ["#", "window"]:
+                    self.assertEqual(len(cols), 10, line)
+                    windows.append([int(c) for c in cols[3:]])
+                    continue
+                self.assertEqual(len(cols), 9, line)
+                t = [x + int(c) for x, c in zip(t, [int(cols[1]) * int(cols[2])] + cols[3:])]
+        # The window's own totals (what make bench's counted boots read)
+        # are the blocks' columns summed.
+        self.assertEqual(windows, [t], "the window's totals line")
+        got = dict(zip(["atomics", "loads", "stores", "l1d", "llc", "coherence"], t[1:]))
+        if not keep_coherence:
+            # One thread: nothing invalidates its lines.
+            self.assertEqual(got.pop("coherence"), 0)
+        return got
 
     def stride(self, arch, lines, passes):
         return self.totals(arch, "stride", str(lines), str(passes))
@@ -190,6 +204,35 @@ class ProfilePlugin(unittest.TestCase):
         self.assertEqual(self.totals("arm64", "llsc", "1000"),
                          {"atomics": 1000, "loads": 2000, "stores": 1000, "l1d": 1, "llc": 1})
 
+    def test_each_window_has_its_own_totals_in_order(self):
+        # Window i does i locked increments of one word (warm after the
+        # first): make bench pairs these lines with the console's runs.
+        for arch in ARCHES:
+            r, out = self.profile(arch, "windows", "5")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(out) as f:
+                lines = f.read().splitlines()
+            self.assertEqual(lines[0], "windows 5")
+            w = [ln.split()[2:] for ln in lines if ln.startswith("# window ")]
+            self.assertEqual([c[0] for c in w], ["1", "2", "3", "4", "5"], arch)
+            self.assertEqual([int(c[2]) for c in w], [1, 2, 3, 4, 5], f"{arch}: atomics per window")
+            self.assertEqual([int(c[3]) for c in w], [1, 2, 3, 4, 5], f"{arch}: loads per window")
+            self.assertEqual([int(c[5]) for c in w], [1, 0, 0, 0, 0],
+                             f"{arch}: the word misses once, cold, then stays in L1d")
+            self.assertTrue(all(int(c[1]) > 0 for c in w), f"{arch}: instructions per window")
+
+    def test_a_store_on_another_vcpu_is_a_coherence_miss_and_false_sharing_shows(self):
+        # Two threads (vCPUs under user-mode QEMU) alternate 2 x 300 turns
+        # on a turn word: each handoff is one coherence miss on it. With
+        # their own words on one line, each handoff is one more.
+        handoffs = 600
+        apart = self.totals("x86_64", "apart", "300", keep_coherence=True)["coherence"]
+        false = self.totals("x86_64", "false", "300", keep_coherence=True)["coherence"]
+        self.assertGreaterEqual(apart, handoffs)
+        self.assertLessEqual(apart, handoffs + 50, "the turn word's misses, and little else")
+        self.assertGreaterEqual(false - apart, handoffs - 20, "the shared line's misses")
+        self.assertLessEqual(false - apart, handoffs + 20)
+
     def test_the_same_run_gives_the_same_counts(self):
         a = self.stride("x86_64", 2000, 3)
         b = self.stride("x86_64", 2000, 3)
@@ -229,6 +272,32 @@ class ProfilePlugin(unittest.TestCase):
                  "--command", "make profile"])
         self.assertNotEqual(r.returncode, 0)
         self.assertIn("printed no marker", r.stderr)
+
+    def test_profile_report_gives_each_function_its_atomics_misses_and_model_cycles(self):
+        smap = os.path.join(self.tmp.name, "System.map2")
+        with open(smap, "w") as f:
+            f.write("ffffffff81000000 T fork_one\nffffffff81001000 T rmap_two\n")
+        files = {}
+        # Two windows; rmap_two gains 1 atomic and 2 L1d misses per window.
+        for k, extra in (("base", (0, 0)), ("patched", (2, 4))):
+            files[k] = os.path.join(self.tmp.name, f"{k}.blocks")
+            with open(files[k], "w") as f:
+                f.write("windows 2\n# cache l1d=48KiB/12-way per vCPU\n# window 1 1 0 0 0 0 0 0\n"
+                        "# window 2 1 0 0 0 0 0 0\n"
+                        "ffffffff81000010 10 4 0 20 10 2 0 0\n"
+                        f"ffffffff81001010 5 2 {extra[0]} 6 2 {extra[1]} 0 {extra[1]}\n")
+        report = os.path.join(TOP, "scripts", "bench", "profile-report.py")
+        r = run(["python3", report, "--case", "x", "--base", files["base"], "--base-map", smap,
+                 "--patched", files["patched"], "--patched-map", smap, "--command", "make profile"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("total atomics: base 0.0  patched 1.0  delta +1.0", r.stdout)
+        self.assertIn("total l1d: base 1.0  patched 3.0  delta +2.0", r.stdout)
+        sys.path.insert(0, os.path.join(TOP, "scripts", "bench"))
+        import cost_model
+        m = cost_model.MODELS["x86_64"]
+        row = [ln for ln in r.stdout.splitlines() if ln.startswith("rmap_two") and "/" in ln]
+        self.assertEqual(len(row), 1, r.stdout)
+        self.assertTrue(row[0].rstrip().endswith(f"{m['atomic'] + 2 * m['l1d']:+,}"), row[0])
 
 
 if __name__ == "__main__":

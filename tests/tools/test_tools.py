@@ -6,6 +6,10 @@
   inconclusive), and refusals for short THP, wrongly mapped folios,
   disturbed windows and uneven boots, on synthetic console logs; the
   compound-pagemaps targets (10x on 2 MiB gup-fast, +-0.5 % controls);
+  the counted boots (scripts/bench/cost_model.py): windows paired with the
+  console's runs (rejected ones dropped, a count that does not pair
+  refused), each metric's change and verdict, the cost model's cycles, and
+  a metric that disagrees with the instruction verdict named;
 - scripts/series/cover-letter.py --check: a cover letter whose benchmark numbers
   were edited, or which lost a case, fails;
 - scripts/test/lto-check.py: a hot caller that calls an entry point or a Rust
@@ -204,6 +208,88 @@ class BenchReport(unittest.TestCase):
         write_logs(self.d, "thp.cow", [[1], [1]], [[1], [1]])
         with self.assertRaises(SystemExit):
             report.case_result("thp.cow", self.d, 3, random.Random(2))
+
+
+def write_counted(d, case, kernel, boot, windows, reject_first=False):
+    """A counted boot: its console (kept runs, optionally a rejected
+    attempt first) and the plugin's file, one window per attempt.
+    @windows: per kept run (insns, atomics, loads, stores, l1d, llc)."""
+    lines, counts = ["booting...", f"RUSTMM-BENCH-WARMUP {case} 0 5 expect=small folios=1/1 "
+                     "mapped=pte attempts=1"], []
+    if reject_first:
+        lines.append(f"RUSTMM-BENCH-REJECT {case} 1 thp_fault_alloc+1")
+        counts.append((999999, 99, 9, 9, 99, 99))
+    for r, w in enumerate(windows, 1):
+        lines.append(f"RUSTMM-BENCH {case} {r} {w[0]} expect=small folios=1/1 mapped=pte attempts=1")
+        counts.append(w)
+    lines.append("RUSTMM-BENCH-DONE errors=0")
+    wr(os.path.join(d, f"{kernel}-{case}-c{boot}.log"), "\n".join(lines) + "\n")
+    wr(os.path.join(d, f"{kernel}-{case}-c{boot}.counts"),
+       f"windows {len(counts)}\n# cache l1d=48KiB/12-way per vCPU\n"
+       + "".join(f"# window {i} {' '.join(map(str, w))}\n" for i, w in enumerate(counts, 1))
+       + "ffffffff81000000 10 5 1 2 3 0 0\n")
+
+
+class CountedBoots(unittest.TestCase):
+    """make bench's counted boots: what the memory model adds to a report."""
+
+    def setUp(self):
+        self.d = tempfile.mkdtemp()
+        report.TARGET["small.fork"] = (None, 0.5)
+
+    def tearDown(self):
+        shutil.rmtree(self.d)
+
+    def counted(self, base, patched, n=3, **kw):
+        for b in range(1, n + 1):
+            write_counted(self.d, "small.fork", "base", b, base, **kw)
+            write_counted(self.d, "small.fork", "patched", b, patched, **kw)
+        return report.counts_result("small.fork", self.d, n, random.Random(3), "x86_64")
+
+    def test_more_atomics_and_misses_at_the_same_instructions_are_seen_and_disagree(self):
+        base = [(100000, 10, 500, 200, 40, 2)] * 5
+        patched = [(100100, 20, 510, 205, 100, 2)] * 5
+        c = self.counted(base, patched, reject_first=True)
+        self.assertIsNone(c["refused"])
+        self.assertAlmostEqual(c["insns"]["change_pct"], 0.1, places=6)
+        self.assertEqual(c["insns"]["verdict"], "met")
+        self.assertAlmostEqual(c["atomics"]["change_pct"], 100.0, places=6)
+        self.assertEqual(c["atomics"]["verdict"], "missed")
+        self.assertAlmostEqual(c["l1d"]["change_pct"], 150.0, places=6)
+        m = report.cost_model.MODELS["x86_64"]
+        want = (100100 + 20 * m["atomic"] + 100 * m["l1d"] + 2 * m["llc"]) / \
+            (100000 + 10 * m["atomic"] + 40 * m["l1d"] + 2 * m["llc"])
+        self.assertAlmostEqual(c["cycles"]["change_pct"], (want - 1) * 100, places=6)
+        self.assertEqual(c["cycles"]["verdict"], "missed")
+        self.assertEqual(report.disagreements({"verdict": "met", "counts": c}),
+                         ["atomics", "loads", "stores", "l1d", "cycles"])
+        # LLC misses did not change: met, where the instructions missed.
+        self.assertEqual(report.disagreements({"verdict": "missed", "counts": c}), ["llc"])
+
+    def test_the_rejected_window_is_dropped(self):
+        # The rejected attempt's window has 99 atomics; only kept runs count.
+        c = self.counted([(1000, 1, 5, 5, 0, 0)] * 3, [(1000, 1, 5, 5, 0, 0)] * 3, reject_first=True)
+        self.assertEqual(c["atomics"]["base"], 1)
+        self.assertEqual(c["llc"]["delta"], 0)
+        self.assertIsNone(c["llc"]["verdict"], "a metric that is 0 in the base has no ratio")
+
+    def test_windows_that_do_not_pair_with_the_console_are_refused(self):
+        self.counted([(1000, 1, 5, 5, 1, 1)] * 3, [(1000, 1, 5, 5, 1, 1)] * 3)
+        path = os.path.join(self.d, "patched-small.fork-c2.counts")
+        text = rd(path).replace("windows 3", "windows 2")
+        wr(path, "\n".join(l for l in text.splitlines() if not l.startswith("# window 3")) + "\n")
+        c = report.counts_result("small.fork", self.d, 3, random.Random(3), "x86_64")
+        self.assertIn("2 windows, but", c["refused"])
+
+    def test_a_window_that_never_closed_or_a_file_without_the_model_is_refused(self):
+        self.counted([(1000, 1, 5, 5, 1, 1)] * 3, [(1000, 1, 5, 5, 1, 1)] * 3)
+        path = os.path.join(self.d, "base-small.fork-c1.counts")
+        wr(path, rd(path).replace("windows 3", "windows 3 open"))
+        self.assertIn("never closed", report.counts_result("small.fork", self.d, 3, random.Random(3),
+                                                           "x86_64")["refused"])
+        wr(path, "windows 1\n# window 1 1000\n")
+        self.assertIn("no memory-model columns", report.counts_result(
+            "small.fork", self.d, 3, random.Random(3), "x86_64")["refused"])
 
 
 class CoverCheck(unittest.TestCase):
