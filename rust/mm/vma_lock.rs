@@ -157,7 +157,7 @@ mod packed {
         vma_lock::MIN_ALIGN
     };
     /// The vma cache's alignment.
-    pub(super) const ALIGN: usize = match vma_lock::packed_align(SIZE, LOCK_OFF, LINE, MIN_ALIGN) {
+    const ALIGN: usize = match vma_lock::packed_align(SIZE, LOCK_OFF, LINE, MIN_ALIGN) {
         Some(a) => a,
         None => panic!("no alignment keeps the packed vma lock's line to its vma"),
     };
@@ -179,21 +179,21 @@ mod packed {
         not(CONFIG_RANDSTRUCT)
     ))]
     const _: () = assert!(vma_lock::stride(SIZE, ALIGN) <= 160);
-}
 
-/// The vma cache's alignment with the lock packed (`mm/vma_init.c` creates
-/// the cache with it): a constant of the build.
-#[cfg(CONFIG_PER_VMA_LOCK_PACKED)]
-#[no_mangle]
-pub extern "C" fn rust_vma_lock_cache_align() -> usize {
-    packed::ALIGN
-}
+    /// The vma cache's alignment with the lock packed (`mm/vma_init.c`
+    /// creates the cache with it): a constant of the build.
+    #[no_mangle]
+    pub extern "C" fn rust_vma_lock_cache_align() -> usize {
+        ALIGN
+    }
 
-#[cfg(CONFIG_PER_VMA_LOCK_PACKED)]
-const _: () = {
-    let _: [unsafe extern "C" fn() -> usize; 2] =
-        [bindings::rust_vma_lock_cache_align, rust_vma_lock_cache_align];
-};
+    const _: () = {
+        let _: [unsafe extern "C" fn() -> usize; 2] = [
+            bindings::rust_vma_lock_cache_align,
+            rust_vma_lock_cache_align,
+        ];
+    };
+}
 
 #[cfg(CONFIG_PER_VMA_LOCK_RUST_KUNIT_TEST)]
 #[kernel::macros::kunit_tests(rust_vma_lock)]

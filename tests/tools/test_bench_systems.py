@@ -448,7 +448,12 @@ class CommandLines(unittest.TestCase):
     def parse(self, out):
         kcfg, boots, cur = {}, {}, None
         for line in out.splitlines():
-            if line.startswith("kunitconfig "):
+            if line.startswith("counted boot "):
+                head, cmd = line.split(": ", 1)
+                _, _, k, c = head.split()
+                boots[("counted", k, c)] = cmd
+                cur = None
+            elif line.startswith("kunitconfig "):
                 cur = line.split()[1].rstrip(":")
                 kcfg[cur] = ""
             elif line.startswith("boot "):
@@ -484,6 +489,12 @@ class CommandLines(unittest.TestCase):
                     (f" {append}" if append else "")
                 jobs.append((k, outdir, f"{outdir}/initramfs.cpio", env_words))
                 keys.append((k, c))
+                # The counted boot: the same, every run a window, under the
+                # plugin with its memory model (BENCH_COUNTS, default 3).
+                jobs.append((k, outdir, f"{outdir}/initramfs.cpio", env_words + " RUSTMM_BENCH_PROFILE=*",
+                             "-plugin", f"{outdir}/insn_profile.so,arg=out={outdir}/logs/{k}-{c}-c1.counts"
+                             ",arg=cache=1"))
+                keys.append(("counted", k, c))
             if name == "vma-lock":
                 jobs.append((k, outdir, f"{outdir}/initramfs.cpio",
                              f"slab_nomerge RUSTMM_BENCH_RUNS=1 RUSTMM_BENCH_MIB={mib} RUSTMM_BENCH_CASE=vma.slab"))
@@ -508,7 +519,9 @@ class CommandLines(unittest.TestCase):
         for env, want in (({"BENCH_SYSTEM": "contpte"}, "BENCH_SYSTEM=contpte runs on arm64, not x86_64"),
                           ({"BENCH_SYSTEM": "compound-pagemaps", "ARCH": "arm64"}, "runs on x86_64, not arm64"),
                           ({"BENCH_SYSTEM": "vma-lock", "BENCH_MMS": "10"}, "BENCH_MMS is not for BENCH_SYSTEM=vma-lock"),
-                          ({"BENCH_SYSTEM": "nope"}, "no tests/bench/systems/nope.toml")):
+                          ({"BENCH_SYSTEM": "nope"}, "no tests/bench/systems/nope.toml"),
+                          ({"BENCH_COUNTS": "2"}, "BENCH_COUNTS=2: 0, or at least 3 counted boots"),
+                          ({"BENCH_COUNTS": "x"}, "BENCH_COUNTS=x: 0, or at least 3 counted boots")):
             r = subprocess.run(["bash", os.path.join(TOP, "scripts", "bench", "bench.sh")], capture_output=True,
                                text=True, env=dict(os.environ, BUILD_DIR=self.build, BENCH_PRINT="1", **env))
             self.assertNotEqual(r.returncode, 0, env)
@@ -536,7 +549,8 @@ class CommandLines(unittest.TestCase):
                         jobs.append((k, outdir, f"{outdir}/profile/initramfs.cpio",
                                      f"nokaslr RUSTMM_BENCH_RUNS=3 RUSTMM_BENCH_MIB=256 RUSTMM_BENCH_CASE="
                                      f"{old_boot_case(c)} RUSTMM_BENCH_PROFILE={c}{OLD[name]['profile_append']}",
-                                     "-plugin", f"{outdir}/profile/insn_profile.so,arg=out={outdir}/profile/{k}-{c}.blocks"))
+                                     "-plugin", f"{outdir}/profile/insn_profile.so,arg=out={outdir}/profile/{k}-{c}.blocks"
+                                     ",arg=cache=1"))
                         keys.append((k, c))
                 self.assertEqual(got, dict(zip(keys, self.qemu_lines(arch, jobs))))
 
