@@ -237,6 +237,10 @@ def counts_result(case, logs, counts_n, rng, arch, boot_case=None):
     out = {"refused": None}
     for m in COUNTED:
         b, p = per["base"][m], per["patched"][m]
+        if any(x is None for bb in b + p for x in bb):
+            # Counted by a plugin without this metric.
+            out[m] = {"not_counted": True, "verdict": None}
+            continue
         r = {"base": stat(b), "patched": stat(p), "base_boots": b, "patched_boots": p}
         if r["base"] == 0 or any(x == 0 for bb in b for x in bb):
             r["delta"] = r["patched"] - r["base"]
@@ -608,6 +612,9 @@ def main():
             cells = []
             for m in SHOWN:
                 x = c[m]
+                if x.get("not_counted"):
+                    cells.append("not counted (a plugin of before this metric)")
+                    continue
                 v = f"{x['base']:,.0f} / {x['patched']:,.0f}, "
                 if "change_pct" in x:
                     v += f"{x['change_pct']:+.2f}% [{x['ci_pct'][0]:+.2f} .. {x['ci_pct'][1]:+.2f}]"
@@ -688,7 +695,8 @@ def main():
             print(f"  {'':22} counted: refused: {c['refused']}")
         elif c:
             print(f"  {'':22} counted: " + "; ".join(
-                f"{m} {c[m]['change_pct']:+.2f}%" if "change_pct" in c[m] else f"{m} {c[m]['delta']:+,.0f}"
+                f"{m} {c[m]['change_pct']:+.2f}%" if "change_pct" in c[m] else
+                f"{m} not counted" if c[m].get("not_counted") else f"{m} {c[m]['delta']:+,.0f}"
                 for m in SHOWN) + (f"  (disagree: {', '.join(c['disagree'])})" if c.get("disagree") else ""))
     return 0
 

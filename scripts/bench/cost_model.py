@@ -6,7 +6,7 @@ the one cost model that weighs them (issue 46; docs/benchmarking.md).
 The plugin (tests/bench/insn_profile.c, cache=1) writes, per closed window
 and in the order the windows closed, a line
 "# window I INSNS ATOMICS LOADS STORES L1D_MISSES LLC_MISSES COHERENCE_MISSES"
-(files of before coherence have no last column: 0). The guest's
+(files of before coherence have no last column: None, not counted). The guest's
 console (tests/bench/rmap_bench.c with RUSTMM_BENCH_PROFILE=*) prints one
 line per measured attempt, in the same order: "RUSTMM-BENCH <name> <run> ..."
 for a run it kept, "RUSTMM-BENCH-REJECT <name> <run> ..." for a window it
@@ -104,7 +104,8 @@ def read_counts(path):
             if int(m.group(1)) != len(windows) + 1:
                 raise ValueError(f"{path}: window {m.group(1)} out of order")
             cols = [int(m.group(2))] + [int(x) for x in m.group(3).split()]
-            windows.append(dict(zip(METRICS, cols + [0] * (len(METRICS) - len(cols)))))
+            # A plugin of before coherence: not counted (None), not 0.
+            windows.append(dict(zip(METRICS, cols + [None] * (len(METRICS) - len(cols)))))
     if len(windows) != n:
         raise ValueError(f"{path}: {n} windows opened, {len(windows)} closed")
     return n, windows

@@ -218,7 +218,7 @@ def write_counted(d, case, kernel, boot, windows, reject_first=False):
                      "mapped=pte attempts=1"], []
     if reject_first:
         lines.append(f"RUSTMM-BENCH-REJECT {case} 1 thp_fault_alloc+1")
-        counts.append((999999, 99, 9, 9, 99, 99))
+        counts.append((999999, 99, 9, 9, 99, 99) + (9,) * (len(windows[0]) - 6))
     for r, w in enumerate(windows, 1):
         lines.append(f"RUSTMM-BENCH {case} {r} {w[0]} expect=small folios=1/1 mapped=pte attempts=1")
         counts.append(w)
@@ -265,6 +265,14 @@ class CountedBoots(unittest.TestCase):
                          ["atomics", "loads", "stores", "l1d", "cycles"])
         # LLC misses did not change: met, where the instructions missed.
         self.assertEqual(report.disagreements({"verdict": "missed", "counts": c}), ["llc"])
+
+    def test_a_count_without_coherence_says_not_counted_and_one_with_it_counts(self):
+        # A plugin of before coherence wrote five memory columns.
+        c = self.counted([(1000, 1, 5, 5, 1, 1)] * 3, [(1000, 1, 5, 5, 1, 1)] * 3)
+        self.assertTrue(c["coherence"]["not_counted"])
+        self.assertIsNone(c["coherence"]["verdict"])
+        c = self.counted([(1000, 1, 5, 5, 1, 1, 4)] * 3, [(1000, 1, 5, 5, 1, 1, 6)] * 3)
+        self.assertAlmostEqual(c["coherence"]["change_pct"], 50.0)
 
     def test_the_rejected_window_is_dropped(self):
         # The rejected attempt's window has 99 atomics; only kept runs count.
