@@ -1476,7 +1476,7 @@ fn packed_align_gives_the_vmas_of_our_configurations_their_own_lock_line() {
     assert_eq!(vma_lock::packed_align(160, 112, 64, 8), Some(8));
     assert_eq!(vma_lock::stride(160, 8), 160);
     // x86_64 defconfig (NUMA: vm_policy): 168 bytes, the lock at 120.
-    // Eight bytes apart every phase occurs and the line at phase 24
+    // Eight bytes apart every phase occurs and the line at phases 8 and 16
     // reaches into the next vma; 16 gives 176 (7.3: 192).
     assert!(!vma_lock::lock_line_inside(168, 120, 64, 8));
     assert_eq!(vma_lock::packed_align(168, 120, 64, 8), Some(16));
