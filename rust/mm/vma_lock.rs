@@ -144,7 +144,7 @@ pub extern "C" fn rust_vma_lock_is_write_locked(vm_lock_seq: u32, mm_seq: u32) -
 /// ([`vma_lock::packed_align`]), computed here from the vma bindgen sees:
 /// a layout without such an alignment fails the build.
 #[cfg(CONFIG_PER_VMA_LOCK_PACKED)]
-mod packed {
+pub mod packed {
     use super::{bindings, vma_lock};
     use core::mem::{offset_of, size_of};
 
