@@ -398,7 +398,7 @@ pub const fn lock_line_inside(size: usize, lock_off: usize, line: usize, align: 
     if !line.is_power_of_two() || line < LOCK_BYTES || !align.is_power_of_two() {
         return false;
     }
-    if align < MIN_ALIGN || align > line || lock_off % LOCK_BYTES != 0 {
+    if align < MIN_ALIGN || align > line || !lock_off.is_multiple_of(LOCK_BYTES) {
         return false;
     }
     if size == 0 || size > isize::MAX as usize / 4 || lock_off + LOCK_BYTES > size {
