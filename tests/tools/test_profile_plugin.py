@@ -223,12 +223,16 @@ class ProfilePlugin(unittest.TestCase):
 
     def test_a_store_on_another_vcpu_is_a_coherence_miss_and_false_sharing_shows(self):
         # Two threads (vCPUs under user-mode QEMU) alternate 2 x 300 turns
-        # on a turn word: each handoff is one coherence miss on it. With
-        # their own words on one line, each handoff is one more.
+        # on a turn word: each handoff between them is one coherence miss
+        # on it. With their own words on one line, each handoff is one
+        # more. User-mode QEMU runs the threads in parallel and the plugin
+        # sees their accesses in the order its callbacks run, which can
+        # differ a little from theirs: 592-606 and 1201-1205 in ten runs
+        # (under the bench's -icount the vCPUs take turns: exact).
         handoffs = 600
         apart = self.totals("x86_64", "apart", "300", keep_coherence=True)["coherence"]
         false = self.totals("x86_64", "false", "300", keep_coherence=True)["coherence"]
-        self.assertGreaterEqual(apart, handoffs)
+        self.assertGreaterEqual(apart, handoffs - 20, "the turn word's misses")
         self.assertLessEqual(apart, handoffs + 50, "the turn word's misses, and little else")
         self.assertGreaterEqual(false - apart, handoffs - 20, "the shared line's misses")
         self.assertLessEqual(false - apart, handoffs + 20)
