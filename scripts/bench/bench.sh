@@ -200,21 +200,14 @@ for k in base patched; do
 	fi
 done
 
-# The plan: boot b of case c on kernel k, alternating kernels.
+# The plan: boot b of case c on kernel k, alternating kernels; the timed
+# boots (1, 2, ...), then the counted ones (c1, c2, ...).
 plan="$OUT/plan.txt"
 : > "$plan"
-for b in $(seq 1 "$BOOTS"); do
+for b in $(seq 1 "$BOOTS") $(seq -f 'c%g' 1 "$COUNTS"); do
 	for c in $CASES; do
 		for k in base patched; do
 			[[ " $KERNELS " == *" $k "* ]] && echo "$k $c $b" >> "$plan"
-		done
-	done
-done
-# Then the counted boots (c1, c2, ...), the same alternation.
-for b in $(seq 1 "$COUNTS"); do
-	for c in $CASES; do
-		for k in base patched; do
-			[[ " $KERNELS " == *" $k "* ]] && echo "$k $c c$b" >> "$plan"
 		done
 	done
 done
