@@ -37,6 +37,36 @@
 #define PAGEMAP_OPT_SHARED_SWAP	(1 << 0)
 #endif
 
+/* PAGEMAP_SCAN (Linux 6.7; the build host's headers may predate it). */
+#ifndef PAGEMAP_SCAN
+#define PAGE_IS_FILE		(1 << 2)
+#define PAGE_IS_PRESENT		(1 << 3)
+#define PAGE_IS_SWAPPED		(1 << 4)
+
+struct page_region {
+	uint64_t start;
+	uint64_t end;
+	uint64_t categories;
+};
+
+struct pm_scan_arg {
+	uint64_t size;
+	uint64_t flags;
+	uint64_t start;
+	uint64_t end;
+	uint64_t walk_end;
+	uint64_t vec;
+	uint64_t vec_len;
+	uint64_t max_pages;
+	uint64_t category_inverted;
+	uint64_t category_mask;
+	uint64_t category_anyof_mask;
+	uint64_t return_mask;
+};
+
+#define PAGEMAP_SCAN	_IOWR('f', 16, struct pm_scan_arg)
+#endif
+
 #define NR		256	/* pages per mapping */
 
 static int supported;	/* RUSTMM_PAGEMAP_SWAP=1 */
@@ -820,6 +850,144 @@ static int each_swapped_page_holds_its_data_at_the_reported_location(void)
 	return r;
 }
 
+/*
+ * PAGEMAP_SCAN over [mem, mem + NR pages), the pages whose categories
+ * include @want, each page's returned categories (PAGE_IS_SWAPPED,
+ * PAGE_IS_FILE, PAGE_IS_PRESENT) into @cats (0: not reported).
+ */
+static int scan_pages(int fd, const char *mem, uint64_t want, uint64_t *cats)
+{
+	static struct page_region regions[NR];
+	struct pm_scan_arg arg = {
+		.size = sizeof(arg),
+		.start = (uintptr_t)mem,
+		.end = (uintptr_t)mem + NR * PAGE,
+		.vec = (uintptr_t)regions,
+		.vec_len = NR,
+		.category_mask = want,
+		.return_mask = PAGE_IS_SWAPPED | PAGE_IS_FILE | PAGE_IS_PRESENT,
+	};
+	long n = ioctl(fd, PAGEMAP_SCAN, &arg);
+
+	memset(cats, 0, NR * sizeof(*cats));
+	if (n < 0)
+		return fail("PAGEMAP_SCAN: %s", strerror(errno));
+	for (long i = 0; i < n; i++)
+		for (uint64_t a = regions[i].start; a < regions[i].end; a += PAGE) {
+			if (a < arg.start || a >= arg.end)
+				return fail("PAGEMAP_SCAN returned %#llx, outside the range",
+					    (unsigned long long)a);
+			cats[(a - arg.start) / PAGE] = regions[i].categories;
+		}
+	return PASS;
+}
+
+/*
+ * What a scan must return for page @i: @want the category it asked for,
+ * @mapped whether this mapping's PTEs map the present pages.
+ */
+static uint64_t scan_expects(unsigned long i, uint64_t want, int opted, int mapped)
+{
+	uint64_t c = 0;
+
+	switch (plan(i)) {
+	case HOLE:
+		break;
+	case PRESENT:
+		c = mapped ? PAGE_IS_PRESENT | PAGE_IS_FILE : opted ? PAGE_IS_FILE : 0;
+		break;
+	case SWAPPED:
+		c = opted ? PAGE_IS_SWAPPED | PAGE_IS_FILE : 0;
+		break;
+	}
+	return (c & want) == want ? c : 0;
+}
+
+/*
+ * PAGEMAP_SCAN for swapped (and for file) pages of a memfd, through the
+ * PTEs of the mapping that wrote it (their PTEs of the swapped-out pages
+ * are none) and through a second mapping that never touched it (no page
+ * table at all: the scan's hole path): an opted-in scan finds exactly the
+ * swapped-out pages, as swapped and file, and the file's other pages as
+ * file, agreeing page by page with an opted-in read; without the opt-in
+ * (the control, and 7.3's answer) it finds no swapped page. Nothing is
+ * swapped in, and the data stays.
+ */
+static int a_scan_for_swapped_pages_finds_shared_memory_only_when_opted_in(void)
+{
+	static uint64_t cats[NR], e[NR];
+	static const uint64_t wants[] = { PAGE_IS_SWAPPED, PAGE_IS_FILE };
+	unsigned long long in0;
+	int memfd = memfd_create("pagemap_swap_scan", 0), r = PASS;
+	char *mem = MAP_FAILED, *area = MAP_FAILED, *view = MAP_FAILED;
+
+	if (memfd < 0 || ftruncate(memfd, NR * PAGE))
+		return fail("memfd: %s", strerror(errno));
+	mem = mmap(NULL, NR * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	/* The view: alone in a page table's span, so it has no page table. */
+	area = mmap(NULL, 4UL << 20, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (mem == MAP_FAILED || area == MAP_FAILED)
+		r = fail("mmap: %s", strerror(errno));
+	if (r == PASS) {
+		char *at = (char *)(((uintptr_t)area + (2UL << 20) - 1) & ~((2UL << 20) - 1));
+
+		view = mmap(at, NR * PAGE, PROT_READ, MAP_SHARED | MAP_FIXED, memfd, 0);
+		if (view == MAP_FAILED)
+			r = fail("mmap the view: %s", strerror(errno));
+	}
+	if (r == PASS)
+		r = populate(mem, 7);
+	in0 = vmstat("pswpin");
+	for (int opted = 0; r == PASS && opted <= supported; opted++) {
+		int fd = open_pagemap(opted);
+
+		if (fd < 0) {
+			r = FAIL;
+			break;
+		}
+		for (int v = 0; r == PASS && v < 2; v++) {
+			const char *at = v ? view : mem;
+
+			for (size_t w = 0; r == PASS && w < 2; w++) {
+				r = scan_pages(fd, at, wants[w], cats);
+				for (unsigned long i = 0; r == PASS && i < NR; i++) {
+					uint64_t want = scan_expects(i, wants[w], opted, !v);
+
+					if (cats[i] != want)
+						r = fail("%s scan of the %s for %s: page %lu (%s) returned %#llx, want %#llx",
+							 opted ? "opted-in" : "plain", v ? "view" : "writer",
+							 w ? "file pages" : "swapped pages", i,
+							 plan(i) == HOLE ? "hole" : plan(i) == PRESENT ?
+							 "present" : "swapped out",
+							 (unsigned long long)cats[i],
+							 (unsigned long long)want);
+				}
+			}
+			/* The scan and a read of the same file agree. */
+			if (r == PASS && opted)
+				r = read_entries(fd, at, e, 64);
+			if (r == PASS && opted)
+				r = scan_pages(fd, at, PAGE_IS_SWAPPED, cats);
+			for (unsigned long i = 0; r == PASS && opted && i < NR; i++)
+				if (!(e[i] & PM_SWAP) != !(cats[i] & PAGE_IS_SWAPPED))
+					r = fail("page %lu of the %s: read %#llx, scan %#llx", i,
+						 v ? "view" : "writer", (unsigned long long)e[i],
+						 (unsigned long long)cats[i]);
+		}
+		close(fd);
+	}
+	if (r == PASS && vmstat("pswpin") != in0)
+		r = fail("scanning swapped %llu pages in", vmstat("pswpin") - in0);
+	if (r == PASS)
+		r = check_data(mem, 7);
+	if (area != MAP_FAILED)
+		munmap(area, 4UL << 20);
+	if (mem != MAP_FAILED)
+		munmap(mem, NR * PAGE);
+	close(memfd);
+	return r;
+}
+
 static const struct test_case scenarios[] = {
 	CASE(memfd_swapped_pages_are_found_without_faulting_them_in),
 	CASE(tmpfs_swapped_pages_are_found_without_faulting_them_in),
@@ -831,6 +999,7 @@ static const struct test_case scenarios[] = {
 	CASE(swapoff_during_reads_leaves_pages_in_the_cache),
 	CASE(a_large_swap_entry_gives_each_page_its_own_offset),
 	CASE(each_swapped_page_holds_its_data_at_the_reported_location),
+	CASE(a_scan_for_swapped_pages_finds_shared_memory_only_when_opted_in),
 };
 
 int main(void)

@@ -656,6 +656,43 @@ const fn is_file_slot(slot: u64) -> bool {
     slot == 0 || slot == RESIDENT || flags == SWAP | FILE
 }
 
+/// `PAGEMAP_SCAN`'s category of a file-backed page (`PAGE_IS_FILE` of
+/// `include/uapi/linux/fs.h`).
+pub const SCAN_FILE: u64 = 1 << 2;
+/// `PAGEMAP_SCAN`'s category of a swapped-out page (`PAGE_IS_SWAPPED`).
+pub const SCAN_SWAPPED: u64 = 1 << 4;
+
+/// The `PAGEMAP_SCAN` categories an opted-in scan adds to a `pte_none`
+/// page of a shared shmem mapping, from the entry an opted-in read gives
+/// that page (`pme`: [`Run::merge_all`] over entries that were 0), so
+/// that a scan and a read of the same file agree: a swapped-out page
+/// ([`SWAP`] | [`FILE`] and its location, or frame 0) is
+/// [`SCAN_SWAPPED`] | [`SCAN_FILE`], as a read's bits 62 and 61; a page in
+/// the page cache that the process does not map ([`RESIDENT`]) is
+/// [`SCAN_FILE`] only; a hole adds nothing. [`SOFT_DIRTY`] is the vma's,
+/// not the file's, and is ignored. Any other entry -- one a merge over
+/// `pte_none` entries cannot give, such as a [`PRESENT`] one -- adds
+/// nothing: the scan's own category of that PTE stands.
+pub const fn scan_categories(pme: u64) -> u64 {
+    let slot = pme & !SOFT_DIRTY;
+    if slot == 0 || !is_file_slot(slot) {
+        0
+    } else if slot == RESIDENT {
+        SCAN_FILE
+    } else {
+        SCAN_SWAPPED | SCAN_FILE
+    }
+}
+
+/// [`scan_categories`] of every entry of `pmes`, in place: the entries of
+/// one page-table range an opted-in scan has the file's view of, which C
+/// then adds to the categories of the pages whose PTE is none.
+pub fn scan_categories_in_place(pmes: &mut [u64]) {
+    for pme in pmes.iter_mut() {
+        *pme = scan_categories(*pme);
+    }
+}
+
 /// The pagemap entry of a PTE of a vma whose file was walked
 /// ([`walks_file`]): `current` is what 6.12 computed for it and `slot` the
 /// file's entry at its offset ([`FileRange`]). A `pte_none` PTE gets the

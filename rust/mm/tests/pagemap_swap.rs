@@ -16,10 +16,11 @@ mod rng;
 
 use rng::XorShift;
 use rust_mm_core::pagemap_swap::{
-    report, swap_frame, swapped_entry, takes_file, walks_file, Entry, EntryKind, FileRange, Found,
-    PteState, RecordError, Run, VmaKind, FILE, MAX_SWAP_OFFSET, MMAP_EXCLUSIVE, PFRAME_BITS,
-    PFRAME_MASK, PRESENT, PTE_DECIDED, RESIDENT, SOFT_DIRTY, SWAP, SWAPPED_NOWHERE, SWAP_TYPES,
-    SWP_OFFSET_MASK, SWP_TYPE_SHIFT, UFFD_WP,
+    report, scan_categories, scan_categories_in_place, swap_frame, swapped_entry, takes_file,
+    walks_file, Entry, EntryKind, FileRange, Found, PteState, RecordError, Run, VmaKind, FILE,
+    MAX_SWAP_OFFSET, MMAP_EXCLUSIVE, PFRAME_BITS, PFRAME_MASK, PRESENT, PTE_DECIDED, RESIDENT,
+    SCAN_FILE, SCAN_SWAPPED, SOFT_DIRTY, SWAP, SWAPPED_NOWHERE, SWAP_TYPES, SWP_OFFSET_MASK,
+    SWP_TYPE_SHIFT, UFFD_WP,
 };
 
 /// A folio pointer as the XArray holds one (aligned: low bits clear).
@@ -988,4 +989,105 @@ fn mutation_fills_misaligned_wrapped_shifted_or_short_are_caught() {
         assert!(r.is_err(), "the checker passed a fill {name}");
         eprintln!("mutation {name}: caught: {}", r.unwrap_err());
     }
+}
+
+/// The categories an opted-in `PAGEMAP_SCAN` must give the `pte_none`
+/// pages of `[first, first + len)` of `file`, from the file itself (not
+/// from the entries): swapped and file-backed where a swap entry covers
+/// the offset, file-backed where a folio does, nothing over a hole.
+fn scan_oracle(file: &File, first: u64, len: u64) -> Vec<u64> {
+    (first..first + len)
+        .map(|off| match file.load(off) {
+            None => 0,
+            Some((_, _, EntryKind::Folio, ..)) => SCAN_FILE,
+            Some((_, _, EntryKind::Swap, ..)) => SCAN_SWAPPED | SCAN_FILE,
+        })
+        .collect()
+}
+
+/// What the kernel computes for an opted-in scan of a range whose PTEs
+/// are all none: the walk's entries merged into zeroed pagemap entries
+/// (the location hidden or not: a scan gives no locations), then
+/// [`scan_categories_in_place`].
+fn scan(file: &File, first: u64, len: u64, show: bool) -> Result<Vec<u64>, String> {
+    let mut pmes = vec![0u64; len as usize];
+    let found: Vec<Found> = file.walk(first, len, false).iter().map(stored).collect();
+    Run::new(first, &mut pmes, SWAP_TYPES, show)
+        .merge_all(found)
+        .map_err(|e| format!("{file:?} over [{first}, +{len}): {e:?}"))?;
+    scan_categories_in_place(&mut pmes);
+    Ok(pmes)
+}
+
+#[test]
+fn a_scan_finds_swapped_and_cached_pages_exactly_where_the_file_holds_them() {
+    // Every small file and range, then random files like shmem's after
+    // mTHP swap-out, with the location shown and hidden.
+    let mut n = 0;
+    // Only files shmem can hold: swap offsets a swap entry can store.
+    let storable = |f: &File| f.entries.iter().all(|e| e.4 <= SWP_OFFSET_MASK);
+    for file in small_files().into_iter().filter(storable) {
+        for first in 0..16u64 {
+            for len in 1..=(17 - first).min(9) {
+                let got = scan(&file, first, len, n % 2 == 0).unwrap();
+                assert_eq!(got, scan_oracle(&file, first, len), "{file:?} [{first}, +{len})");
+                n += 1;
+            }
+        }
+    }
+    let mut rng = XorShift::new(0x7363_616e);
+    for _ in 0..500 {
+        let mut file = File::default();
+        let mut off = 0u64;
+        while off < 2048 {
+            let r = rng.next();
+            let order = [0u32, 0, 2, 4, 9][(r % 5) as usize];
+            let span = 1u64 << order;
+            off = off.next_multiple_of(span);
+            match (r >> 8) % 3 {
+                0 => {}
+                1 => file.entries.push((off, order, EntryKind::Folio, 0, 0)),
+                _ => file.entries.push((off, order, EntryKind::Swap, 1, (r >> 20) & !(span - 1))),
+            }
+            off += span;
+        }
+        let first = rng.next() % 2048;
+        let len = 1 + rng.next() % 512;
+        let got = scan(&file, first, len, rng.next().is_multiple_of(2)).unwrap();
+        assert_eq!(got, scan_oracle(&file, first, len));
+        n += 1;
+    }
+    assert!(n > 10_000, "{n} ranges");
+}
+
+#[test]
+fn a_scan_calls_swapped_only_what_a_read_calls_swapped_over_every_flag_combination() {
+    // Every combination of the flag bits with frames: the categories
+    // follow the read's entry for a pte_none page (report()), and an
+    // entry no merge over pte_none entries can give adds nothing.
+    for flags in 0..1u64 << (64 - PFRAME_BITS) {
+        for frame in [0, 1, 0x1234, PFRAME_MASK] {
+            let pme = flags << PFRAME_BITS | frame;
+            let got = scan_categories(pme);
+            let read = report(PteState::None, 0, pme & !SOFT_DIRTY);
+            let producible = read == pme & !SOFT_DIRTY && read != 0;
+            let want = match (producible, read & SWAP != 0, read & FILE != 0) {
+                (false, ..) => 0,
+                (true, true, _) => SCAN_SWAPPED | SCAN_FILE,
+                (true, false, true) => SCAN_FILE,
+                (true, false, false) => 0,
+            };
+            assert_eq!(got, want, "{pme:#x}");
+            assert_eq!(got & SCAN_SWAPPED != 0, producible && pme & SWAP != 0, "{pme:#x}");
+            if pme & PRESENT != 0 {
+                assert_eq!(got, 0, "a present entry is the PTE's: {pme:#x}");
+            }
+        }
+    }
+    // The control: a checker that took any SWAP bit as swapped would
+    // call a swap PTE's entry (a decided one, never merged) swapped.
+    assert_eq!(scan_categories(SWAP | UFFD_WP), 0);
+    assert_eq!(scan_categories(SWAP | 0x21), 0);
+    assert_eq!(scan_categories(swapped_entry(3, 9) | SOFT_DIRTY), SCAN_SWAPPED | SCAN_FILE);
+    assert_eq!(scan_categories(SWAPPED_NOWHERE), SCAN_SWAPPED | SCAN_FILE);
 }
