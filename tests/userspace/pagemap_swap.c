@@ -11,12 +11,12 @@
  * mincore unchanged), with 8-byte reads and with batches of 64, 512 and
  * 1024 entries alike; untouched pages stay "never touched"; every page
  * keeps its data, and the slot named on /dev/zram0 holds that data. The
- * controls: the same reader without the opt-in sees 6.12's answer (a
+ * controls: the same reader without the opt-in sees the unpatched answer (a
  * swapped shared page reads as never touched), and a private anon page's
  * swap entry reads the same either way.
  *
  * RUSTMM_PAGEMAP_SWAP=1 says the kernel has CONFIG_PAGEMAP_SHARED_SWAP;
- * with 0 the ioctl must be refused and every read must be 6.12's. Each
+ * with 0 the ioctl must be refused and every read must be the unpatched kernel's. Each
  * scenario prints "RUSTMM-TEST pagemap_swap.<name> PASS|FAIL <why>".
  */
 #include "thp_test.h"
@@ -207,7 +207,7 @@ static int child_view;
 
 /* Every page as the plan says, for a reader that opted in (@located: it
  * may see the swap location) or did not. A private page (anon, or a
- * private mapping's copy) reads as 6.12 reads it either way. */
+ * private mapping's copy) reads as the unpatched kernel reads it either way. */
 static int check_entries(const uint64_t *e, int opted, int located)
 {
 	uint64_t seen[NR];
@@ -244,7 +244,7 @@ static int check_entries(const uint64_t *e, int opted, int located)
 		case SWAPPED:
 			if (!opted) {
 				if (v)
-					return fail("without the opt-in, swapped page %lu reads %#llx, 6.12 reads 0",
+					return fail("without the opt-in, swapped page %lu reads %#llx, the unpatched kernel reads 0",
 						    i, (unsigned long long)e[i]);
 				break;
 			}
@@ -275,7 +275,7 @@ static int check_entries(const uint64_t *e, int opted, int located)
 /*
  * The scenario for one kind of shared memory: found without faulting in,
  * the same over every batch size, as many as smaps counts; without the
- * opt-in (and on a kernel without the option) 6.12's entries.
+ * opt-in (and on a kernel without the option) the unpatched entries.
  */
 static int swapped_shared_pages_are_found(const char *kind)
 {
@@ -290,7 +290,7 @@ static int swapped_shared_pages_are_found(const char *kind)
 		return FAIL;
 	r = populate(mem, 3);
 	in0 = vmstat("pswpin");
-	/* The control first: without the opt-in, 6.12's entries. */
+	/* The control first: without the opt-in, the unpatched entries. */
 	fd = open_pagemap(0);
 	if (r == PASS && fd >= 0) {
 		r = read_entries(fd, mem, e, 64);
@@ -370,7 +370,7 @@ static int shared_anon_swapped_pages_are_found_without_faulting_them_in(void)
 
 /*
  * A reader without CAP_SYS_ADMIN (a child that dropped to nobody) sees the
- * swapped pages as swapped, with frame 0, as 6.12 shows it a swap PTE.
+ * swapped pages as swapped, with frame 0, as the kernel shows it a swap PTE.
  */
 static int unprivileged_reader_sees_swapped_without_location(void)
 {
@@ -459,7 +459,7 @@ static int private_anon_swap_entries_are_unchanged_by_the_opt_in(void)
  * anon, a shared memfd, a private mapping of a memfd (written pages are
  * its own anonymous copies), shared anon. Each page reads by its kind:
  * the shared ones as swapped file pages (opted in), the private ones as
- * 6.12 reads them.
+ * the unpatched kernel reads them.
  */
 static int a_read_across_vmas_reports_each_page_by_its_kind(void)
 {
@@ -761,7 +761,7 @@ static int a_large_swap_entry_gives_each_page_its_own_offset(void)
 
 		if (!supported) {
 			if (v)
-				r = fail("page %lu reads %#llx, 6.12 reads 0", i, (unsigned long long)e[i]);
+				r = fail("page %lu reads %#llx, the unpatched kernel reads 0", i, (unsigned long long)e[i]);
 			continue;
 		}
 		if ((v & ~PM_FRAME) != (PM_SWAP | PM_FILE) ||
@@ -821,7 +821,7 @@ static int each_swapped_page_holds_its_data_at_the_reported_location(void)
 
 		if (!supported) {
 			if (v)
-				r = fail("page %lu reads %#llx, 6.12 reads 0", i, (unsigned long long)e[i]);
+				r = fail("page %lu reads %#llx, the unpatched kernel reads 0", i, (unsigned long long)e[i]);
 			continue;
 		}
 		if ((v & ~PM_FRAME) != (PM_SWAP | PM_FILE) || !(frame >> 5) ||
@@ -1022,5 +1022,5 @@ int main(void)
 		return 1;
 	}
 	return run_cases("pagemap_swap", scenarios, sizeof(scenarios) / sizeof(scenarios[0]),
-			 supported ? "[opt-in] " : "[6.12] ") ? 1 : 0;
+			 supported ? "[opt-in] " : "[unpatched] ") ? 1 : 0;
 }

@@ -1030,7 +1030,11 @@ fn a_scan_finds_swapped_and_cached_pages_exactly_where_the_file_holds_them() {
         for first in 0..16u64 {
             for len in 1..=(17 - first).min(9) {
                 let got = scan(&file, first, len, n % 2 == 0).unwrap();
-                assert_eq!(got, scan_oracle(&file, first, len), "{file:?} [{first}, +{len})");
+                assert_eq!(
+                    got,
+                    scan_oracle(&file, first, len),
+                    "{file:?} [{first}, +{len})"
+                );
                 n += 1;
             }
         }
@@ -1047,7 +1051,9 @@ fn a_scan_finds_swapped_and_cached_pages_exactly_where_the_file_holds_them() {
             match (r >> 8) % 3 {
                 0 => {}
                 1 => file.entries.push((off, order, EntryKind::Folio, 0, 0)),
-                _ => file.entries.push((off, order, EntryKind::Swap, 1, (r >> 20) & !(span - 1))),
+                _ => file
+                    .entries
+                    .push((off, order, EntryKind::Swap, 1, (r >> 20) & !(span - 1))),
             }
             off += span;
         }
@@ -1078,7 +1084,11 @@ fn a_scan_calls_swapped_only_what_a_read_calls_swapped_over_every_flag_combinati
                 (true, false, false) => 0,
             };
             assert_eq!(got, want, "{pme:#x}");
-            assert_eq!(got & SCAN_SWAPPED != 0, producible && pme & SWAP != 0, "{pme:#x}");
+            assert_eq!(
+                got & SCAN_SWAPPED != 0,
+                producible && pme & SWAP != 0,
+                "{pme:#x}"
+            );
             if pme & PRESENT != 0 {
                 assert_eq!(got, 0, "a present entry is the PTE's: {pme:#x}");
             }
@@ -1088,6 +1098,9 @@ fn a_scan_calls_swapped_only_what_a_read_calls_swapped_over_every_flag_combinati
     // call a swap PTE's entry (a decided one, never merged) swapped.
     assert_eq!(scan_categories(SWAP | UFFD_WP), 0);
     assert_eq!(scan_categories(SWAP | 0x21), 0);
-    assert_eq!(scan_categories(swapped_entry(3, 9) | SOFT_DIRTY), SCAN_SWAPPED | SCAN_FILE);
+    assert_eq!(
+        scan_categories(swapped_entry(3, 9) | SOFT_DIRTY),
+        SCAN_SWAPPED | SCAN_FILE
+    );
     assert_eq!(scan_categories(SWAPPED_NOWHERE), SCAN_SWAPPED | SCAN_FILE);
 }
