@@ -988,6 +988,111 @@ static int a_scan_for_swapped_pages_finds_shared_memory_only_when_opted_in(void)
 	return r;
 }
 
+/*
+ * Bad input, on an opted-in file and a plain one: unknown option bits and
+ * unreadable option pointers are refused (EINVAL, EFAULT) and change
+ * nothing; options set back to 0 give the unpatched entries again;
+ * misaligned reads are refused (EINVAL) and a read or a scan into memory
+ * the reader cannot write fails with EFAULT, many times over, after which
+ * the same file reads and scans as before. On a kernel without the option
+ * every PAGEMAP_SET_OPTS is EINVAL.
+ */
+static int bad_options_pointers_and_reads_are_refused_and_change_nothing(void)
+{
+	static uint64_t e[NR], e2[NR], cats[NR];
+	static const uint64_t bad_opts[] = { 1ULL << 1, 1ULL << 63, ~0ULL };
+	uint64_t opts = PAGEMAP_OPT_SHARED_SWAP;
+	char *mem = map_shared("memfd"), *hole;
+	int fd = -1, r;
+
+	if (!mem)
+		return FAIL;
+	hole = mmap(NULL, PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	r = hole == MAP_FAILED ? fail("mmap: %s", strerror(errno)) : populate(mem, 11);
+	if (r == PASS) {
+		fd = open_pagemap(0);
+		r = fd < 0 ? FAIL : PASS;
+	}
+	for (size_t i = 0; r == PASS && i < sizeof(bad_opts) / sizeof(bad_opts[0]); i++) {
+		uint64_t o = bad_opts[i] | (supported ? PAGEMAP_OPT_SHARED_SWAP : 0);
+
+		if (!ioctl(fd, PAGEMAP_SET_OPTS, &o) || errno != EINVAL)
+			r = fail("PAGEMAP_SET_OPTS %#llx: %s, want EINVAL", (unsigned long long)o,
+				 strerror(errno));
+	}
+	if (r == PASS && supported && (!ioctl(fd, PAGEMAP_SET_OPTS, NULL) || errno != EFAULT))
+		r = fail("PAGEMAP_SET_OPTS from NULL: %s, want EFAULT", strerror(errno));
+	if (r == PASS && supported && (!ioctl(fd, PAGEMAP_SET_OPTS, hole) || errno != EFAULT))
+		r = fail("PAGEMAP_SET_OPTS from PROT_NONE memory: %s, want EFAULT",
+			 strerror(errno));
+	/* Refused options changed nothing: the plain entries. */
+	if (r == PASS)
+		r = read_entries(fd, mem, e, 64);
+	if (r == PASS)
+		r = check_entries(e, 0, 1);
+	if (r == PASS && !supported) {
+		if (!ioctl(fd, PAGEMAP_SET_OPTS, &opts) || errno != EINVAL)
+			r = fail("a kernel without the option accepted PAGEMAP_SET_OPTS (%s)",
+				 strerror(errno));
+		goto out;
+	}
+	/* Opted in, then back out with 0: the plain entries again. */
+	if (r == PASS && ioctl(fd, PAGEMAP_SET_OPTS, &opts))
+		r = fail("PAGEMAP_SET_OPTS: %s", strerror(errno));
+	if (r == PASS)
+		r = read_entries(fd, mem, e2, 64);
+	if (r == PASS)
+		r = check_entries(e2, 1, 1);
+	opts = 0;
+	if (r == PASS && ioctl(fd, PAGEMAP_SET_OPTS, &opts))
+		r = fail("PAGEMAP_SET_OPTS 0: %s", strerror(errno));
+	if (r == PASS)
+		r = read_entries(fd, mem, e2, 64);
+	if (r == PASS && memcmp(e, e2, sizeof(e)))
+		r = fail("after PAGEMAP_SET_OPTS 0 the entries are not the plain ones");
+	opts = PAGEMAP_OPT_SHARED_SWAP;
+	if (r == PASS && ioctl(fd, PAGEMAP_SET_OPTS, &opts))
+		r = fail("PAGEMAP_SET_OPTS: %s", strerror(errno));
+	for (int i = 0; r == PASS && i < 1000; i++) {
+		off_t at = (off_t)((uintptr_t)mem / PAGE) * 8;
+		struct pm_scan_arg arg = {
+			.size = sizeof(arg), .start = (uintptr_t)mem,
+			.end = (uintptr_t)mem + NR * PAGE, .vec = (uintptr_t)hole, .vec_len = NR,
+			.category_mask = PAGE_IS_SWAPPED, .return_mask = PAGE_IS_SWAPPED,
+		};
+		uint64_t v;
+
+		if (pread(fd, &v, 8, at + 4) != -1 || errno != EINVAL)
+			r = fail("a read at a misaligned offset: %s, want EINVAL", strerror(errno));
+		else if (pread(fd, e2, 12, at) != -1 || errno != EINVAL)
+			r = fail("a read of 12 bytes: %s, want EINVAL", strerror(errno));
+		else if (pread(fd, hole, 8 * 64, at) != -1 || errno != EFAULT)
+			r = fail("a read into PROT_NONE memory: %s, want EFAULT", strerror(errno));
+		else if (ioctl(fd, PAGEMAP_SCAN, &arg) != -1 || errno != EFAULT)
+			r = fail("a scan into PROT_NONE memory: %s, want EFAULT", strerror(errno));
+	}
+	/* The file reads and scans as before. */
+	if (r == PASS)
+		r = read_entries(fd, mem, e2, 512);
+	if (r == PASS)
+		r = check_entries(e2, 1, 1);
+	if (r == PASS)
+		r = scan_pages(fd, mem, PAGE_IS_SWAPPED, cats);
+	for (unsigned long i = 0; r == PASS && i < NR; i++)
+		if (!(e2[i] & PM_SWAP) != !(cats[i] & PAGE_IS_SWAPPED))
+			r = fail("page %lu: read %#llx, scan %#llx after the refusals", i,
+				 (unsigned long long)e2[i], (unsigned long long)cats[i]);
+out:
+	if (r == PASS)
+		r = check_data(mem, 11);
+	if (fd >= 0)
+		close(fd);
+	if (hole != MAP_FAILED)
+		munmap(hole, PAGE);
+	munmap(mem, NR * PAGE);
+	return r;
+}
+
 static const struct test_case scenarios[] = {
 	CASE(memfd_swapped_pages_are_found_without_faulting_them_in),
 	CASE(tmpfs_swapped_pages_are_found_without_faulting_them_in),
@@ -1000,6 +1105,7 @@ static const struct test_case scenarios[] = {
 	CASE(a_large_swap_entry_gives_each_page_its_own_offset),
 	CASE(each_swapped_page_holds_its_data_at_the_reported_location),
 	CASE(a_scan_for_swapped_pages_finds_shared_memory_only_when_opted_in),
+	CASE(bad_options_pointers_and_reads_are_refused_and_change_nothing),
 };
 
 int main(void)
