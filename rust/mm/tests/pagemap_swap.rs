@@ -16,11 +16,11 @@ mod rng;
 
 use rng::XorShift;
 use rust_mm_core::pagemap_swap::{
-    report, scan_categories, scan_categories_in_place, swap_frame, swapped_entry, takes_file,
-    walks_file, Entry, EntryKind, FileRange, Found, PteState, RecordError, Run, VmaKind, FILE,
-    MAX_SWAP_OFFSET, MMAP_EXCLUSIVE, PFRAME_BITS, PFRAME_MASK, PRESENT, PTE_DECIDED, RESIDENT,
-    SCAN_FILE, SCAN_SWAPPED, SOFT_DIRTY, SWAP, SWAPPED_NOWHERE, SWAP_TYPES, SWP_OFFSET_MASK,
-    SWP_TYPE_SHIFT, UFFD_WP,
+    report, scan_categories, scan_categories_in_place, single_slot, swap_frame, swapped_entry,
+    takes_file, walks_file, Entry, EntryKind, FileRange, Found, PteState, RecordError, Run,
+    VmaKind, FILE, MAX_SWAP_OFFSET, MMAP_EXCLUSIVE, PFRAME_BITS, PFRAME_MASK, PRESENT, PTE_DECIDED,
+    RESIDENT, SCAN_FILE, SCAN_SWAPPED, SOFT_DIRTY, SWAP, SWAPPED_NOWHERE, SWAP_TYPES,
+    SWP_OFFSET_MASK, SWP_TYPE_SHIFT, UFFD_WP,
 };
 
 /// A folio pointer as the XArray holds one (aligned: low bits clear).
@@ -631,6 +631,16 @@ fn null_and_internal_entries_are_refused_by_their_low_bits() {
                 _ => Err(RecordError::Entry),
             };
             assert_eq!(got, want, "{raw:#x}");
+            // The run's single-entry path refuses the same entries, and
+            // writes nothing for them.
+            let mut pmes = [0u64; 3];
+            let mut r = Run::new(0, &mut pmes, SWAP_TYPES, true);
+            let merged = r.merge_all([f]);
+            assert_eq!(merged.is_err(), want.is_err(), "{raw:#x}");
+            if want.is_err() {
+                assert_eq!(merged, Err(RecordError::Entry), "{raw:#x}");
+                assert_eq!(r.pmes(), &[0; 3], "{raw:#x}");
+            }
         }
     }
     // A refused entry writes nothing; the entries around it are merged.
@@ -653,6 +663,50 @@ fn null_and_internal_entries_are_refused_by_their_low_bits() {
         Err(RecordError::Entry)
     );
     assert_eq!(r.pmes(), &[RESIDENT, 0, RESIDENT, 0]);
+}
+
+#[test]
+fn a_single_entry_decodes_straight_to_the_slot_its_entry_records() {
+    // single_slot() is Found::decode() then FileRange::record()'s slot for
+    // an order-0 entry, with no Entry in between: over every swap type,
+    // offsets at the edges of a frame and of the value's offset field,
+    // folios and refused entries, for readers shown no type, some types,
+    // or all of them.
+    let mut raws = vec![0u64, 1, 2, 3, FOLIO_PTR, FOLIO_PTR | 2, u64::MAX];
+    for t in 0..SWAP_TYPES as u64 {
+        for off in [
+            0,
+            1,
+            MAX_SWAP_OFFSET - 1,
+            MAX_SWAP_OFFSET,
+            MAX_SWAP_OFFSET + 1,
+            SWP_OFFSET_MASK,
+        ] {
+            raws.push(((t << SWP_TYPE_SHIFT | off) << 1) | 1);
+        }
+    }
+    let mut rng = XorShift::new(0x51_6e_61_e5);
+    raws.extend((0..20_000).map(|_| rng.next()));
+    for located_types in [0, 1, 2, 29, SWAP_TYPES - 1, SWAP_TYPES, u32::MAX] {
+        for &raw in &raws {
+            let f = Found {
+                index: 7,
+                order: 0,
+                xa_entry: raw,
+                nr: 1,
+            };
+            let want = f.decode().and_then(|e| {
+                let mut slot = [0u64];
+                FileRange::new(7, &mut slot, located_types, true).record(&e)?;
+                Ok(slot[0])
+            });
+            assert_eq!(
+                single_slot(raw, located_types),
+                want,
+                "{raw:#x} {located_types}"
+            );
+        }
+    }
 }
 
 #[test]
