@@ -31,6 +31,9 @@ const _: () = {
     // How shmem stores a swap entry in its XArray (mm/shmem.c checks the
     // header's constant against the kernel's SWP_TYPE_SHIFT).
     assert!(bindings::pagemap_swap_abi_PAGEMAP_SWP_TYPE_SHIFT == pagemap_swap::SWP_TYPE_SHIFT);
+    // PAGEMAP_SCAN's categories (include/uapi/linux/fs.h).
+    assert!(bindings::PAGE_IS_FILE as u64 == pagemap_swap::SCAN_FILE);
+    assert!(bindings::PAGE_IS_SWAPPED as u64 == pagemap_swap::SCAN_SWAPPED);
     // pgoff_t and the slots' u64 are 64 bits wherever this builds.
     assert!(core::mem::size_of::<kernel::ffi::c_ulong>() == core::mem::size_of::<u64>());
 };
@@ -52,6 +55,10 @@ const _: () = {
     let _: [unsafe extern "C" fn(bool, c_uint) -> bool; 2] = [
         bindings::rust_pagemap_swap_walks_file,
         rust_pagemap_swap_walks_file,
+    ];
+    let _: [unsafe extern "C" fn(*mut u64, c_ulong); 2] = [
+        bindings::rust_pagemap_swap_scan_categories,
+        rust_pagemap_swap_scan_categories,
     ];
 };
 
@@ -134,4 +141,26 @@ pub extern "C" fn rust_pagemap_swap_walks_file(opted_in: bool, vma_kind: c_uint)
         _ => VmaKind::Other,
     };
     pagemap_swap::walks_file(opted_in, vma)
+}
+
+/// Turn the `nr` pagemap entries at `pmes` -- an opted-in read's entries
+/// of one page-table range of a shared shmem vma whose PTEs were taken as
+/// none ([`rust_pagemap_swap_file_merge`] over zeroed entries) -- into the
+/// `PAGEMAP_SCAN` categories a scan adds to its `pte_none` pages, in place
+/// ([`pagemap_swap::scan_categories`]). NULL or 0 entries: nothing.
+///
+/// # Safety
+///
+/// `pmes` is NULL or points to `nr` writable `u64`s that nothing else
+/// accesses during the call.
+#[no_mangle]
+pub unsafe extern "C" fn rust_pagemap_swap_scan_categories(pmes: *mut u64, nr: c_ulong) {
+    if pmes.is_null() || nr == 0 {
+        return;
+    }
+    // SAFETY: `pmes` is non-NULL and, by the function's safety
+    // requirements, points to `nr` writable `u64`s no one else accesses
+    // during the call; `u64` has no invalid values.
+    let pmes = unsafe { core::slice::from_raw_parts_mut(pmes, nr) };
+    pagemap_swap::scan_categories_in_place(pmes);
 }

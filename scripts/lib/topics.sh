@@ -14,7 +14,11 @@
 #                in generated patches. The lines before the first '@' line
 #                are the topic's first patch, whose commit message is
 #                rust.commit and which also inserts the MAINTAINERS section
-#                in 'maintainers' (if that file exists). A line
+#                in 'maintainers' (if that file exists), before the section
+#                its first line 'Before: TITLE' names (default MEMORY
+#                MAPPING): topics that do not depend on each other put
+#                their sections at different places, or their hunks would
+#                not apply together. A line
 #                '@ after PATCH MESSAGE' starts a group of files committed
 #                right after PATCH of its series, with the commit message in
 #                the file MESSAGE of the topic's directory: Rust that needs
@@ -248,13 +252,16 @@ apply_rust_group() { # GITDIR TOPIC IDX STACK...
 			python3 - "$tree/MAINTAINERS" "$TOPICS_DIR/$t/maintainers" <<'PY' ||
 import sys
 path, entry = sys.argv[1], open(sys.argv[2]).read().rstrip("\n").split("\n")
+before = "MEMORY MAPPING"
+if entry[0].startswith("Before: "):
+    before, entry = entry[0][len("Before: "):], entry[1:]
 lines = open(path).read().split("\n")
 if entry[0] not in lines:
-    at = lines.index("MEMORY MAPPING")
+    at = lines.index(before)
     lines[at:at] = entry + [""]
     open(path, "w").write("\n".join(lines))
 PY
-				die "MAINTAINERS of this tree has no 'MEMORY MAPPING' section to insert before"
+				die "MAINTAINERS of this tree has no section to insert $t's before (the 'Before:' line of its maintainers file, or 'MEMORY MAPPING')"
 			"${git_t[@]}" add MAINTAINERS
 		fi
 	else

@@ -323,7 +323,7 @@ robots)
 	# report (Bench:).
 	dir="$(cd "${2:?usage: series.sh robots DIR}" && pwd)"
 	first="$TOPICS_DIR/$(topics_all | head -n 1)/maintainers"
-	section="$(head -n 1 "$first")"
+	section="$(grep -v '^Before: ' "$first" | head -n 1)"
 	maint="$(sed -n 's/^M:\t//p' "$first" | head -n 1)"
 	[ -n "$maint" ] || die "$first has no M: line"
 	mapfile -t added < <(git_t diff --name-only --diff-filter=A pristine rust-mm)

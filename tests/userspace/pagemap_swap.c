@@ -11,12 +11,12 @@
  * mincore unchanged), with 8-byte reads and with batches of 64, 512 and
  * 1024 entries alike; untouched pages stay "never touched"; every page
  * keeps its data, and the slot named on /dev/zram0 holds that data. The
- * controls: the same reader without the opt-in sees 6.12's answer (a
+ * controls: the same reader without the opt-in sees the unpatched answer (a
  * swapped shared page reads as never touched), and a private anon page's
  * swap entry reads the same either way.
  *
  * RUSTMM_PAGEMAP_SWAP=1 says the kernel has CONFIG_PAGEMAP_SHARED_SWAP;
- * with 0 the ioctl must be refused and every read must be 6.12's. Each
+ * with 0 the ioctl must be refused and every read must be the unpatched kernel's. Each
  * scenario prints "RUSTMM-TEST pagemap_swap.<name> PASS|FAIL <why>".
  */
 #include "thp_test.h"
@@ -35,6 +35,36 @@
 #ifndef PAGEMAP_SET_OPTS
 #define PAGEMAP_SET_OPTS	_IOW('f', 18, uint64_t)
 #define PAGEMAP_OPT_SHARED_SWAP	(1 << 0)
+#endif
+
+/* PAGEMAP_SCAN (Linux 6.7; the build host's headers may predate it). */
+#ifndef PAGEMAP_SCAN
+#define PAGE_IS_FILE		(1 << 2)
+#define PAGE_IS_PRESENT		(1 << 3)
+#define PAGE_IS_SWAPPED		(1 << 4)
+
+struct page_region {
+	uint64_t start;
+	uint64_t end;
+	uint64_t categories;
+};
+
+struct pm_scan_arg {
+	uint64_t size;
+	uint64_t flags;
+	uint64_t start;
+	uint64_t end;
+	uint64_t walk_end;
+	uint64_t vec;
+	uint64_t vec_len;
+	uint64_t max_pages;
+	uint64_t category_inverted;
+	uint64_t category_mask;
+	uint64_t category_anyof_mask;
+	uint64_t return_mask;
+};
+
+#define PAGEMAP_SCAN	_IOWR('f', 16, struct pm_scan_arg)
 #endif
 
 #define NR		256	/* pages per mapping */
@@ -177,7 +207,7 @@ static int child_view;
 
 /* Every page as the plan says, for a reader that opted in (@located: it
  * may see the swap location) or did not. A private page (anon, or a
- * private mapping's copy) reads as 6.12 reads it either way. */
+ * private mapping's copy) reads as the unpatched kernel reads it either way. */
 static int check_entries(const uint64_t *e, int opted, int located)
 {
 	uint64_t seen[NR];
@@ -214,7 +244,7 @@ static int check_entries(const uint64_t *e, int opted, int located)
 		case SWAPPED:
 			if (!opted) {
 				if (v)
-					return fail("without the opt-in, swapped page %lu reads %#llx, 6.12 reads 0",
+					return fail("without the opt-in, swapped page %lu reads %#llx, the unpatched kernel reads 0",
 						    i, (unsigned long long)e[i]);
 				break;
 			}
@@ -245,7 +275,7 @@ static int check_entries(const uint64_t *e, int opted, int located)
 /*
  * The scenario for one kind of shared memory: found without faulting in,
  * the same over every batch size, as many as smaps counts; without the
- * opt-in (and on a kernel without the option) 6.12's entries.
+ * opt-in (and on a kernel without the option) the unpatched entries.
  */
 static int swapped_shared_pages_are_found(const char *kind)
 {
@@ -260,7 +290,7 @@ static int swapped_shared_pages_are_found(const char *kind)
 		return FAIL;
 	r = populate(mem, 3);
 	in0 = vmstat("pswpin");
-	/* The control first: without the opt-in, 6.12's entries. */
+	/* The control first: without the opt-in, the unpatched entries. */
 	fd = open_pagemap(0);
 	if (r == PASS && fd >= 0) {
 		r = read_entries(fd, mem, e, 64);
@@ -340,7 +370,7 @@ static int shared_anon_swapped_pages_are_found_without_faulting_them_in(void)
 
 /*
  * A reader without CAP_SYS_ADMIN (a child that dropped to nobody) sees the
- * swapped pages as swapped, with frame 0, as 6.12 shows it a swap PTE.
+ * swapped pages as swapped, with frame 0, as the kernel shows it a swap PTE.
  */
 static int unprivileged_reader_sees_swapped_without_location(void)
 {
@@ -429,7 +459,7 @@ static int private_anon_swap_entries_are_unchanged_by_the_opt_in(void)
  * anon, a shared memfd, a private mapping of a memfd (written pages are
  * its own anonymous copies), shared anon. Each page reads by its kind:
  * the shared ones as swapped file pages (opted in), the private ones as
- * 6.12 reads them.
+ * the unpatched kernel reads them.
  */
 static int a_read_across_vmas_reports_each_page_by_its_kind(void)
 {
@@ -731,7 +761,7 @@ static int a_large_swap_entry_gives_each_page_its_own_offset(void)
 
 		if (!supported) {
 			if (v)
-				r = fail("page %lu reads %#llx, 6.12 reads 0", i, (unsigned long long)e[i]);
+				r = fail("page %lu reads %#llx, the unpatched kernel reads 0", i, (unsigned long long)e[i]);
 			continue;
 		}
 		if ((v & ~PM_FRAME) != (PM_SWAP | PM_FILE) ||
@@ -791,7 +821,7 @@ static int each_swapped_page_holds_its_data_at_the_reported_location(void)
 
 		if (!supported) {
 			if (v)
-				r = fail("page %lu reads %#llx, 6.12 reads 0", i, (unsigned long long)e[i]);
+				r = fail("page %lu reads %#llx, the unpatched kernel reads 0", i, (unsigned long long)e[i]);
 			continue;
 		}
 		if ((v & ~PM_FRAME) != (PM_SWAP | PM_FILE) || !(frame >> 5) ||
@@ -820,6 +850,249 @@ static int each_swapped_page_holds_its_data_at_the_reported_location(void)
 	return r;
 }
 
+/*
+ * PAGEMAP_SCAN over [mem, mem + NR pages), the pages whose categories
+ * include @want, each page's returned categories (PAGE_IS_SWAPPED,
+ * PAGE_IS_FILE, PAGE_IS_PRESENT) into @cats (0: not reported).
+ */
+static int scan_pages(int fd, const char *mem, uint64_t want, uint64_t *cats)
+{
+	static struct page_region regions[NR];
+	struct pm_scan_arg arg = {
+		.size = sizeof(arg),
+		.start = (uintptr_t)mem,
+		.end = (uintptr_t)mem + NR * PAGE,
+		.vec = (uintptr_t)regions,
+		.vec_len = NR,
+		.category_mask = want,
+		.return_mask = PAGE_IS_SWAPPED | PAGE_IS_FILE | PAGE_IS_PRESENT,
+	};
+	long n = ioctl(fd, PAGEMAP_SCAN, &arg);
+
+	memset(cats, 0, NR * sizeof(*cats));
+	if (n < 0)
+		return fail("PAGEMAP_SCAN: %s", strerror(errno));
+	for (long i = 0; i < n; i++)
+		for (uint64_t a = regions[i].start; a < regions[i].end; a += PAGE) {
+			if (a < arg.start || a >= arg.end)
+				return fail("PAGEMAP_SCAN returned %#llx, outside the range",
+					    (unsigned long long)a);
+			cats[(a - arg.start) / PAGE] = regions[i].categories;
+		}
+	return PASS;
+}
+
+/*
+ * What a scan must return for page @i: @want the category it asked for,
+ * @mapped whether this mapping's PTEs map the present pages.
+ */
+static uint64_t scan_expects(unsigned long i, uint64_t want, int opted, int mapped)
+{
+	uint64_t c = 0;
+
+	switch (plan(i)) {
+	case HOLE:
+		break;
+	case PRESENT:
+		c = mapped ? PAGE_IS_PRESENT | PAGE_IS_FILE : opted ? PAGE_IS_FILE : 0;
+		break;
+	case SWAPPED:
+		c = opted ? PAGE_IS_SWAPPED | PAGE_IS_FILE : 0;
+		break;
+	}
+	return (c & want) == want ? c : 0;
+}
+
+/*
+ * PAGEMAP_SCAN for swapped (and for file) pages of a memfd, through the
+ * PTEs of the mapping that wrote it (their PTEs of the swapped-out pages
+ * are none) and through a second mapping that never touched it (no page
+ * table at all: the scan's hole path): an opted-in scan finds exactly the
+ * swapped-out pages, as swapped and file, and the file's other pages as
+ * file, agreeing page by page with an opted-in read; without the opt-in
+ * (the control, and 7.3's answer) it finds no swapped page. Nothing is
+ * swapped in, and the data stays.
+ */
+static int a_scan_for_swapped_pages_finds_shared_memory_only_when_opted_in(void)
+{
+	static uint64_t cats[NR], e[NR];
+	static const uint64_t wants[] = { PAGE_IS_SWAPPED, PAGE_IS_FILE };
+	unsigned long long in0;
+	int memfd = memfd_create("pagemap_swap_scan", 0), r = PASS;
+	char *mem = MAP_FAILED, *area = MAP_FAILED, *view = MAP_FAILED;
+
+	if (memfd < 0 || ftruncate(memfd, NR * PAGE))
+		return fail("memfd: %s", strerror(errno));
+	mem = mmap(NULL, NR * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	/* The view: alone in a page table's span, so it has no page table. */
+	area = mmap(NULL, 4UL << 20, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (mem == MAP_FAILED || area == MAP_FAILED)
+		r = fail("mmap: %s", strerror(errno));
+	if (r == PASS) {
+		char *at = (char *)(((uintptr_t)area + (2UL << 20) - 1) & ~((2UL << 20) - 1));
+
+		view = mmap(at, NR * PAGE, PROT_READ, MAP_SHARED | MAP_FIXED, memfd, 0);
+		if (view == MAP_FAILED)
+			r = fail("mmap the view: %s", strerror(errno));
+	}
+	if (r == PASS)
+		r = populate(mem, 7);
+	in0 = vmstat("pswpin");
+	for (int opted = 0; r == PASS && opted <= supported; opted++) {
+		int fd = open_pagemap(opted);
+
+		if (fd < 0) {
+			r = FAIL;
+			break;
+		}
+		for (int v = 0; r == PASS && v < 2; v++) {
+			const char *at = v ? view : mem;
+
+			for (size_t w = 0; r == PASS && w < 2; w++) {
+				r = scan_pages(fd, at, wants[w], cats);
+				for (unsigned long i = 0; r == PASS && i < NR; i++) {
+					uint64_t want = scan_expects(i, wants[w], opted, !v);
+
+					if (cats[i] != want)
+						r = fail("%s scan of the %s for %s: page %lu (%s) returned %#llx, want %#llx",
+							 opted ? "opted-in" : "plain", v ? "view" : "writer",
+							 w ? "file pages" : "swapped pages", i,
+							 plan(i) == HOLE ? "hole" : plan(i) == PRESENT ?
+							 "present" : "swapped out",
+							 (unsigned long long)cats[i],
+							 (unsigned long long)want);
+				}
+			}
+			/* The scan and a read of the same file agree. */
+			if (r == PASS && opted)
+				r = read_entries(fd, at, e, 64);
+			if (r == PASS && opted)
+				r = scan_pages(fd, at, PAGE_IS_SWAPPED, cats);
+			for (unsigned long i = 0; r == PASS && opted && i < NR; i++)
+				if (!(e[i] & PM_SWAP) != !(cats[i] & PAGE_IS_SWAPPED))
+					r = fail("page %lu of the %s: read %#llx, scan %#llx", i,
+						 v ? "view" : "writer", (unsigned long long)e[i],
+						 (unsigned long long)cats[i]);
+		}
+		close(fd);
+	}
+	if (r == PASS && vmstat("pswpin") != in0)
+		r = fail("scanning swapped %llu pages in", vmstat("pswpin") - in0);
+	if (r == PASS)
+		r = check_data(mem, 7);
+	if (area != MAP_FAILED)
+		munmap(area, 4UL << 20);
+	if (mem != MAP_FAILED)
+		munmap(mem, NR * PAGE);
+	close(memfd);
+	return r;
+}
+
+/*
+ * Bad input, on an opted-in file and a plain one: unknown option bits and
+ * unreadable option pointers are refused (EINVAL, EFAULT) and change
+ * nothing; options set back to 0 give the unpatched entries again;
+ * misaligned reads are refused (EINVAL) and a read or a scan into memory
+ * the reader cannot write fails with EFAULT, many times over, after which
+ * the same file reads and scans as before. On a kernel without the option
+ * every PAGEMAP_SET_OPTS is EINVAL.
+ */
+static int bad_options_pointers_and_reads_are_refused_and_change_nothing(void)
+{
+	static uint64_t e[NR], e2[NR], cats[NR];
+	static const uint64_t bad_opts[] = { 1ULL << 1, 1ULL << 63, ~0ULL };
+	uint64_t opts = PAGEMAP_OPT_SHARED_SWAP;
+	char *mem = map_shared("memfd"), *hole;
+	int fd = -1, r;
+
+	if (!mem)
+		return FAIL;
+	hole = mmap(NULL, PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	r = hole == MAP_FAILED ? fail("mmap: %s", strerror(errno)) : populate(mem, 11);
+	if (r == PASS) {
+		fd = open_pagemap(0);
+		r = fd < 0 ? FAIL : PASS;
+	}
+	for (size_t i = 0; r == PASS && i < sizeof(bad_opts) / sizeof(bad_opts[0]); i++) {
+		uint64_t o = bad_opts[i] | (supported ? PAGEMAP_OPT_SHARED_SWAP : 0);
+
+		if (!ioctl(fd, PAGEMAP_SET_OPTS, &o) || errno != EINVAL)
+			r = fail("PAGEMAP_SET_OPTS %#llx: %s, want EINVAL", (unsigned long long)o,
+				 strerror(errno));
+	}
+	if (r == PASS && supported && (!ioctl(fd, PAGEMAP_SET_OPTS, NULL) || errno != EFAULT))
+		r = fail("PAGEMAP_SET_OPTS from NULL: %s, want EFAULT", strerror(errno));
+	if (r == PASS && supported && (!ioctl(fd, PAGEMAP_SET_OPTS, hole) || errno != EFAULT))
+		r = fail("PAGEMAP_SET_OPTS from PROT_NONE memory: %s, want EFAULT",
+			 strerror(errno));
+	/* Refused options changed nothing: the plain entries. */
+	if (r == PASS)
+		r = read_entries(fd, mem, e, 64);
+	if (r == PASS)
+		r = check_entries(e, 0, 1);
+	if (r == PASS && !supported) {
+		if (!ioctl(fd, PAGEMAP_SET_OPTS, &opts) || errno != EINVAL)
+			r = fail("a kernel without the option accepted PAGEMAP_SET_OPTS (%s)",
+				 strerror(errno));
+		goto out;
+	}
+	/* Opted in, then back out with 0: the plain entries again. */
+	if (r == PASS && ioctl(fd, PAGEMAP_SET_OPTS, &opts))
+		r = fail("PAGEMAP_SET_OPTS: %s", strerror(errno));
+	if (r == PASS)
+		r = read_entries(fd, mem, e2, 64);
+	if (r == PASS)
+		r = check_entries(e2, 1, 1);
+	opts = 0;
+	if (r == PASS && ioctl(fd, PAGEMAP_SET_OPTS, &opts))
+		r = fail("PAGEMAP_SET_OPTS 0: %s", strerror(errno));
+	if (r == PASS)
+		r = read_entries(fd, mem, e2, 64);
+	if (r == PASS && memcmp(e, e2, sizeof(e)))
+		r = fail("after PAGEMAP_SET_OPTS 0 the entries are not the plain ones");
+	opts = PAGEMAP_OPT_SHARED_SWAP;
+	if (r == PASS && ioctl(fd, PAGEMAP_SET_OPTS, &opts))
+		r = fail("PAGEMAP_SET_OPTS: %s", strerror(errno));
+	for (int i = 0; r == PASS && i < 1000; i++) {
+		off_t at = (off_t)((uintptr_t)mem / PAGE) * 8;
+		struct pm_scan_arg arg = {
+			.size = sizeof(arg), .start = (uintptr_t)mem,
+			.end = (uintptr_t)mem + NR * PAGE, .vec = (uintptr_t)hole, .vec_len = NR,
+			.category_mask = PAGE_IS_SWAPPED, .return_mask = PAGE_IS_SWAPPED,
+		};
+		uint64_t v;
+
+		if (pread(fd, &v, 8, at + 4) != -1 || errno != EINVAL)
+			r = fail("a read at a misaligned offset: %s, want EINVAL", strerror(errno));
+		else if (pread(fd, e2, 12, at) != -1 || errno != EINVAL)
+			r = fail("a read of 12 bytes: %s, want EINVAL", strerror(errno));
+		else if (pread(fd, hole, 8 * 64, at) != -1 || errno != EFAULT)
+			r = fail("a read into PROT_NONE memory: %s, want EFAULT", strerror(errno));
+		else if (ioctl(fd, PAGEMAP_SCAN, &arg) != -1 || errno != EFAULT)
+			r = fail("a scan into PROT_NONE memory: %s, want EFAULT", strerror(errno));
+	}
+	/* The file reads and scans as before. */
+	if (r == PASS)
+		r = read_entries(fd, mem, e2, 512);
+	if (r == PASS)
+		r = check_entries(e2, 1, 1);
+	if (r == PASS)
+		r = scan_pages(fd, mem, PAGE_IS_SWAPPED, cats);
+	for (unsigned long i = 0; r == PASS && i < NR; i++)
+		if (!(e2[i] & PM_SWAP) != !(cats[i] & PAGE_IS_SWAPPED))
+			r = fail("page %lu: read %#llx, scan %#llx after the refusals", i,
+				 (unsigned long long)e2[i], (unsigned long long)cats[i]);
+out:
+	if (r == PASS)
+		r = check_data(mem, 11);
+	if (fd >= 0)
+		close(fd);
+	if (hole != MAP_FAILED)
+		munmap(hole, PAGE);
+	munmap(mem, NR * PAGE);
+	return r;
+}
+
 static const struct test_case scenarios[] = {
 	CASE(memfd_swapped_pages_are_found_without_faulting_them_in),
 	CASE(tmpfs_swapped_pages_are_found_without_faulting_them_in),
@@ -831,6 +1104,8 @@ static const struct test_case scenarios[] = {
 	CASE(swapoff_during_reads_leaves_pages_in_the_cache),
 	CASE(a_large_swap_entry_gives_each_page_its_own_offset),
 	CASE(each_swapped_page_holds_its_data_at_the_reported_location),
+	CASE(a_scan_for_swapped_pages_finds_shared_memory_only_when_opted_in),
+	CASE(bad_options_pointers_and_reads_are_refused_and_change_nothing),
 };
 
 int main(void)
@@ -853,5 +1128,5 @@ int main(void)
 		return 1;
 	}
 	return run_cases("pagemap_swap", scenarios, sizeof(scenarios) / sizeof(scenarios[0]),
-			 supported ? "[opt-in] " : "[6.12] ") ? 1 : 0;
+			 supported ? "[opt-in] " : "[unpatched] ") ? 1 : 0;
 }

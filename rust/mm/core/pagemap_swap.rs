@@ -408,7 +408,8 @@ impl<'a> Run<'a> {
     /// if it is not a run C builds ([`Found::nth`]).
     #[inline(never)]
     fn merge_run(
-        &mut self,
+        first: u64,
+        pmes: &mut [u64],
         index: u64,
         xa_entry: u64,
         nr: u32,
@@ -423,11 +424,11 @@ impl<'a> Run<'a> {
         let Some(last) = run.nth(run.nr.wrapping_sub(1)) else {
             return Err(RecordError::Entry);
         };
-        let Some(len) = self.pmes.len().checked_sub(1) else {
+        let Some(len) = pmes.len().checked_sub(1) else {
             return Err(RecordError::Outside);
         };
-        let range_last = self.first.saturating_add(len as u64);
-        let lo = run.index.max(self.first);
+        let range_last = first.saturating_add(len as u64);
+        let lo = run.index.max(first);
         let hi = last.index.min(range_last);
         if lo > hi {
             return Err(RecordError::Outside);
@@ -436,8 +437,8 @@ impl<'a> Run<'a> {
         // `n` are below `nr` and the values below lie between the run's
         // first and last, which nth() checked do not wrap.
         let (skip, n) = (lo - run.index, hi - lo);
-        let from = (lo - self.first) as usize;
-        let Some(pmes) = self.pmes.get_mut(from..=from.saturating_add(n as usize)) else {
+        let from = (lo - first) as usize;
+        let Some(pmes) = pmes.get_mut(from..=from.saturating_add(n as usize)) else {
             return Err(RecordError::Outside);
         };
         let v0 = run.xa_entry.wrapping_add(skip.wrapping_mul(2));
@@ -534,6 +535,10 @@ impl<'a> Run<'a> {
         let mut covered: usize = 0;
         let mut refused = None;
         let mut large = false;
+        // The run's bounds in registers: nothing of `self` is read from
+        // memory in the loop.
+        let first = self.first;
+        let pmes: &mut [u64] = self.pmes;
         for f in found.clone() {
             // Taken apart: nothing of `f` needs to live in memory.
             let Found {
@@ -546,23 +551,32 @@ impl<'a> Run<'a> {
                 large = true;
                 continue;
             }
-            let merged = if nr == 1 {
-                let single = Found {
-                    index,
-                    order,
-                    xa_entry,
-                    nr,
-                };
-                single
-                    .decode()
-                    .and_then(|e| self.merge_one(&e, e.swap_type < located_types))
-            } else {
-                self.merge_run(index, xa_entry, nr, located_types)
+            if nr != 1 {
+                match Self::merge_run(first, pmes, index, xa_entry, nr, located_types) {
+                    Ok(n) => covered = covered.saturating_add(n),
+                    Err(RecordError::Outside) => {}
+                    Err(err) => refused = refused.or(Some(err)),
+                }
+                continue;
+            }
+            // A single order-0 entry, the common case: decoded straight to
+            // its file slot (as merge_one() does through an Entry), then
+            // merged into the PTE's entry at its offset, if in the run.
+            let slot = match single_slot(xa_entry, located_types) {
+                Ok(slot) => slot,
+                Err(err) => {
+                    refused = refused.or(Some(err));
+                    continue;
+                }
             };
-            match merged {
-                Ok(n) => covered = covered.saturating_add(n),
-                Err(RecordError::Outside) => {}
-                Err(err) => refused = refused.or(Some(err)),
+            // An index below `first` wraps to an offset past the run.
+            let at = usize::try_from(index.wrapping_sub(first)).ok();
+            if let Some(pme) = at.and_then(|i| pmes.get_mut(i)) {
+                if takes_file(*pme) {
+                    *pme = slot | (*pme & SOFT_DIRTY);
+                }
+                // At most one per entry: `covered` counts entries.
+                covered = covered.wrapping_add(1);
             }
         }
         if large {
@@ -580,6 +594,36 @@ impl<'a> Run<'a> {
             Some(err) => Err(err),
             None => Ok(covered),
         }
+    }
+}
+
+/// The file slot of a single order-0 XArray entry `xa_entry` (one of
+/// [`Found`]): [`RESIDENT`] for a folio, the swap location for a value
+/// entry whose type is below `located_types` (the types shown to this
+/// reader: [`Run::merge_all`]) and whose offset fits a frame, otherwise
+/// [`SWAPPED_NOWHERE`]; [`RecordError::Entry`] for what
+/// [`Found::decode`] refuses. Exactly [`Found::decode`] then the slot
+/// [`Run::merge`] gives an order-0 entry (the host tests compare the
+/// two), without building the [`Entry`] in between.
+#[inline(always)]
+pub const fn single_slot(xa_entry: u64, located_types: u32) -> Result<u64, RecordError> {
+    if xa_entry & 1 == 0 {
+        return if xa_entry != 0 && xa_entry & 2 == 0 {
+            Ok(RESIDENT)
+        } else {
+            Err(RecordError::Entry)
+        };
+    }
+    let value = xa_entry >> 1;
+    // At most SWAP_TYPES - 1: the type is the top SWAP_TYPE_BITS bits.
+    let swap_type = (value >> SWP_TYPE_SHIFT) as u32;
+    let offset = value & SWP_OFFSET_MASK;
+    if swap_type < located_types && offset <= MAX_SWAP_OFFSET {
+        // The type fits SWAP_TYPE_BITS and the offset a frame: the
+        // frame of swap_frame(), with no check left to fail.
+        Ok(SWAP | FILE | offset << SWAP_TYPE_BITS | swap_type as u64)
+    } else {
+        Ok(SWAPPED_NOWHERE)
     }
 }
 
@@ -654,6 +698,43 @@ pub const fn walks_file(opted_in: bool, vma: VmaKind) -> bool {
 const fn is_file_slot(slot: u64) -> bool {
     let flags = slot & !PFRAME_MASK;
     slot == 0 || slot == RESIDENT || flags == SWAP | FILE
+}
+
+/// `PAGEMAP_SCAN`'s category of a file-backed page (`PAGE_IS_FILE` of
+/// `include/uapi/linux/fs.h`).
+pub const SCAN_FILE: u64 = 1 << 2;
+/// `PAGEMAP_SCAN`'s category of a swapped-out page (`PAGE_IS_SWAPPED`).
+pub const SCAN_SWAPPED: u64 = 1 << 4;
+
+/// The `PAGEMAP_SCAN` categories an opted-in scan adds to a `pte_none`
+/// page of a shared shmem mapping, from the entry an opted-in read gives
+/// that page (`pme`: [`Run::merge_all`] over entries that were 0), so
+/// that a scan and a read of the same file agree: a swapped-out page
+/// ([`SWAP`] | [`FILE`] and its location, or frame 0) is
+/// [`SCAN_SWAPPED`] | [`SCAN_FILE`], as a read's bits 62 and 61; a page in
+/// the page cache that the process does not map ([`RESIDENT`]) is
+/// [`SCAN_FILE`] only; a hole adds nothing. [`SOFT_DIRTY`] is the vma's,
+/// not the file's, and is ignored. Any other entry -- one a merge over
+/// `pte_none` entries cannot give, such as a [`PRESENT`] one -- adds
+/// nothing: the scan's own category of that PTE stands.
+pub const fn scan_categories(pme: u64) -> u64 {
+    let slot = pme & !SOFT_DIRTY;
+    if slot == 0 || !is_file_slot(slot) {
+        0
+    } else if slot == RESIDENT {
+        SCAN_FILE
+    } else {
+        SCAN_SWAPPED | SCAN_FILE
+    }
+}
+
+/// [`scan_categories`] of every entry of `pmes`, in place: the entries of
+/// one page-table range an opted-in scan has the file's view of, which C
+/// then adds to the categories of the pages whose PTE is none.
+pub fn scan_categories_in_place(pmes: &mut [u64]) {
+    for pme in pmes.iter_mut() {
+        *pme = scan_categories(*pme);
+    }
 }
 
 /// The pagemap entry of a PTE of a vma whose file was walked

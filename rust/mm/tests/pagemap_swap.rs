@@ -16,9 +16,10 @@ mod rng;
 
 use rng::XorShift;
 use rust_mm_core::pagemap_swap::{
-    report, swap_frame, swapped_entry, takes_file, walks_file, Entry, EntryKind, FileRange, Found,
-    PteState, RecordError, Run, VmaKind, FILE, MAX_SWAP_OFFSET, MMAP_EXCLUSIVE, PFRAME_BITS,
-    PFRAME_MASK, PRESENT, PTE_DECIDED, RESIDENT, SOFT_DIRTY, SWAP, SWAPPED_NOWHERE, SWAP_TYPES,
+    report, scan_categories, scan_categories_in_place, single_slot, swap_frame, swapped_entry,
+    takes_file, walks_file, Entry, EntryKind, FileRange, Found, PteState, RecordError, Run,
+    VmaKind, FILE, MAX_SWAP_OFFSET, MMAP_EXCLUSIVE, PFRAME_BITS, PFRAME_MASK, PRESENT, PTE_DECIDED,
+    RESIDENT, SCAN_FILE, SCAN_SWAPPED, SOFT_DIRTY, SWAP, SWAPPED_NOWHERE, SWAP_TYPES,
     SWP_OFFSET_MASK, SWP_TYPE_SHIFT, UFFD_WP,
 };
 
@@ -630,6 +631,16 @@ fn null_and_internal_entries_are_refused_by_their_low_bits() {
                 _ => Err(RecordError::Entry),
             };
             assert_eq!(got, want, "{raw:#x}");
+            // The run's single-entry path refuses the same entries, and
+            // writes nothing for them.
+            let mut pmes = [0u64; 3];
+            let mut r = Run::new(0, &mut pmes, SWAP_TYPES, true);
+            let merged = r.merge_all([f]);
+            assert_eq!(merged.is_err(), want.is_err(), "{raw:#x}");
+            if want.is_err() {
+                assert_eq!(merged, Err(RecordError::Entry), "{raw:#x}");
+                assert_eq!(r.pmes(), &[0; 3], "{raw:#x}");
+            }
         }
     }
     // A refused entry writes nothing; the entries around it are merged.
@@ -652,6 +663,50 @@ fn null_and_internal_entries_are_refused_by_their_low_bits() {
         Err(RecordError::Entry)
     );
     assert_eq!(r.pmes(), &[RESIDENT, 0, RESIDENT, 0]);
+}
+
+#[test]
+fn a_single_entry_decodes_straight_to_the_slot_its_entry_records() {
+    // single_slot() is Found::decode() then FileRange::record()'s slot for
+    // an order-0 entry, with no Entry in between: over every swap type,
+    // offsets at the edges of a frame and of the value's offset field,
+    // folios and refused entries, for readers shown no type, some types,
+    // or all of them.
+    let mut raws = vec![0u64, 1, 2, 3, FOLIO_PTR, FOLIO_PTR | 2, u64::MAX];
+    for t in 0..SWAP_TYPES as u64 {
+        for off in [
+            0,
+            1,
+            MAX_SWAP_OFFSET - 1,
+            MAX_SWAP_OFFSET,
+            MAX_SWAP_OFFSET + 1,
+            SWP_OFFSET_MASK,
+        ] {
+            raws.push(((t << SWP_TYPE_SHIFT | off) << 1) | 1);
+        }
+    }
+    let mut rng = XorShift::new(0x51_6e_61_e5);
+    raws.extend((0..20_000).map(|_| rng.next()));
+    for located_types in [0, 1, 2, 29, SWAP_TYPES - 1, SWAP_TYPES, u32::MAX] {
+        for &raw in &raws {
+            let f = Found {
+                index: 7,
+                order: 0,
+                xa_entry: raw,
+                nr: 1,
+            };
+            let want = f.decode().and_then(|e| {
+                let mut slot = [0u64];
+                FileRange::new(7, &mut slot, located_types, true).record(&e)?;
+                Ok(slot[0])
+            });
+            assert_eq!(
+                single_slot(raw, located_types),
+                want,
+                "{raw:#x} {located_types}"
+            );
+        }
+    }
 }
 
 #[test]
@@ -988,4 +1043,118 @@ fn mutation_fills_misaligned_wrapped_shifted_or_short_are_caught() {
         assert!(r.is_err(), "the checker passed a fill {name}");
         eprintln!("mutation {name}: caught: {}", r.unwrap_err());
     }
+}
+
+/// The categories an opted-in `PAGEMAP_SCAN` must give the `pte_none`
+/// pages of `[first, first + len)` of `file`, from the file itself (not
+/// from the entries): swapped and file-backed where a swap entry covers
+/// the offset, file-backed where a folio does, nothing over a hole.
+fn scan_oracle(file: &File, first: u64, len: u64) -> Vec<u64> {
+    (first..first + len)
+        .map(|off| match file.load(off) {
+            None => 0,
+            Some((_, _, EntryKind::Folio, ..)) => SCAN_FILE,
+            Some((_, _, EntryKind::Swap, ..)) => SCAN_SWAPPED | SCAN_FILE,
+        })
+        .collect()
+}
+
+/// What the kernel computes for an opted-in scan of a range whose PTEs
+/// are all none: the walk's entries merged into zeroed pagemap entries
+/// (the location hidden or not: a scan gives no locations), then
+/// [`scan_categories_in_place`].
+fn scan(file: &File, first: u64, len: u64, show: bool) -> Result<Vec<u64>, String> {
+    let mut pmes = vec![0u64; len as usize];
+    let found: Vec<Found> = file.walk(first, len, false).iter().map(stored).collect();
+    Run::new(first, &mut pmes, SWAP_TYPES, show)
+        .merge_all(found)
+        .map_err(|e| format!("{file:?} over [{first}, +{len}): {e:?}"))?;
+    scan_categories_in_place(&mut pmes);
+    Ok(pmes)
+}
+
+#[test]
+fn a_scan_finds_swapped_and_cached_pages_exactly_where_the_file_holds_them() {
+    // Every small file and range, then random files like shmem's after
+    // mTHP swap-out, with the location shown and hidden.
+    let mut n = 0;
+    // Only files shmem can hold: swap offsets a swap entry can store.
+    let storable = |f: &File| f.entries.iter().all(|e| e.4 <= SWP_OFFSET_MASK);
+    for file in small_files().into_iter().filter(storable) {
+        for first in 0..16u64 {
+            for len in 1..=(17 - first).min(9) {
+                let got = scan(&file, first, len, n % 2 == 0).unwrap();
+                assert_eq!(
+                    got,
+                    scan_oracle(&file, first, len),
+                    "{file:?} [{first}, +{len})"
+                );
+                n += 1;
+            }
+        }
+    }
+    let mut rng = XorShift::new(0x7363_616e);
+    for _ in 0..500 {
+        let mut file = File::default();
+        let mut off = 0u64;
+        while off < 2048 {
+            let r = rng.next();
+            let order = [0u32, 0, 2, 4, 9][(r % 5) as usize];
+            let span = 1u64 << order;
+            off = off.next_multiple_of(span);
+            match (r >> 8) % 3 {
+                0 => {}
+                1 => file.entries.push((off, order, EntryKind::Folio, 0, 0)),
+                _ => file
+                    .entries
+                    .push((off, order, EntryKind::Swap, 1, (r >> 20) & !(span - 1))),
+            }
+            off += span;
+        }
+        let first = rng.next() % 2048;
+        let len = 1 + rng.next() % 512;
+        let got = scan(&file, first, len, rng.next().is_multiple_of(2)).unwrap();
+        assert_eq!(got, scan_oracle(&file, first, len));
+        n += 1;
+    }
+    assert!(n > 10_000, "{n} ranges");
+}
+
+#[test]
+fn a_scan_calls_swapped_only_what_a_read_calls_swapped_over_every_flag_combination() {
+    // Every combination of the flag bits with frames: the categories
+    // follow the read's entry for a pte_none page (report()), and an
+    // entry no merge over pte_none entries can give adds nothing.
+    for flags in 0..1u64 << (64 - PFRAME_BITS) {
+        for frame in [0, 1, 0x1234, PFRAME_MASK] {
+            let pme = flags << PFRAME_BITS | frame;
+            let got = scan_categories(pme);
+            let read = report(PteState::None, 0, pme & !SOFT_DIRTY);
+            let producible = read == pme & !SOFT_DIRTY && read != 0;
+            let want = match (producible, read & SWAP != 0, read & FILE != 0) {
+                (false, ..) => 0,
+                (true, true, _) => SCAN_SWAPPED | SCAN_FILE,
+                (true, false, true) => SCAN_FILE,
+                (true, false, false) => 0,
+            };
+            assert_eq!(got, want, "{pme:#x}");
+            assert_eq!(
+                got & SCAN_SWAPPED != 0,
+                producible && pme & SWAP != 0,
+                "{pme:#x}"
+            );
+            if pme & PRESENT != 0 {
+                assert_eq!(got, 0, "a present entry is the PTE's: {pme:#x}");
+            }
+        }
+    }
+    // The control: a checker that took any SWAP bit as swapped would
+    // call a swap PTE's entry (a decided one, never merged) swapped.
+    assert_eq!(scan_categories(SWAP | UFFD_WP), 0);
+    assert_eq!(scan_categories(SWAP | 0x21), 0);
+    assert_eq!(
+        scan_categories(swapped_entry(3, 9) | SOFT_DIRTY),
+        SCAN_SWAPPED | SCAN_FILE
+    );
+    assert_eq!(scan_categories(SWAPPED_NOWHERE), SCAN_SWAPPED | SCAN_FILE);
 }
