@@ -55,6 +55,10 @@ const _: () = {
         bindings::rust_compound_pagemaps_plan_range,
         rust_compound_pagemaps_plan_range,
     ];
+    let _: [unsafe extern "C" fn(Geo, Map, c_ulong, c_ulong) -> c_int; 2] = [
+        bindings::rust_compound_pagemaps_accept_range,
+        rust_compound_pagemaps_accept_range,
+    ];
 };
 
 /// A C `unsigned long` as the core's `u64` (the same width: checked above).
@@ -254,4 +258,31 @@ pub unsafe extern "C" fn rust_compound_pagemaps_plan_range(
         init: to_ulong(t.init),
     };
     0
+}
+
+/// Whether a kernel that needs naturally aligned compound heads can map
+/// the pgmap range of `nr` pfns from `start`
+/// ([`compound_pagemaps::accept_range`]): 0, or `-EINVAL` for a range that
+/// does not start and end on compound boundaries, an empty or wrapping
+/// one, a geometry or order the plan refuses, or a NULL pointer.
+///
+/// # Safety
+///
+/// `geo` and `pgmap` are NULL or point to initialised structs nothing
+/// writes during the call.
+#[no_mangle]
+pub unsafe extern "C" fn rust_compound_pagemaps_accept_range(
+    geo: *const bindings::vmemmap_geometry,
+    pgmap: *const bindings::vmemmap_pgmap,
+    start: c_ulong,
+    nr: c_ulong,
+) -> c_int {
+    // SAFETY: Forwarded from this function's safety requirements.
+    let Some((g, p)) = (unsafe { read_inputs(geo, pgmap) }) else {
+        return EINVAL.to_errno();
+    };
+    match compound_pagemaps::accept_range(&g, &p, to_u64(start), to_u64(nr)) {
+        Ok(()) => 0,
+        Err(_) => EINVAL.to_errno(),
+    }
 }

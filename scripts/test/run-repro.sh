@@ -4,7 +4,10 @@
 # machine without the test-specific parts: TCG, 3 vCPUs, 4 GiB of RAM in
 # two NUMA nodes (numa=fake=2 on x86_64; QEMU's -numa through the device
 # tree on arm64), tests/userspace/init.c as /init, no swap, no hugetlb
-# pages, no legacy pmem; khugepaged asleep (init does that always).
+# pages; khugepaged asleep (init does that always). x86_64 has 7 GiB, of
+# which [4G, 4G + 2M) is reserved and [4G + 2M, 7G) legacy pmem for
+# tests/repro/devdax_misaligned_heads.c (a namespace 2 MiB- but not
+# 1 GiB-aligned): 4 GiB of RAM, as on arm64.
 #
 #   run-repro.sh [NAME[:ARG,ARG...] ...]
 #
@@ -99,16 +102,18 @@ done
 TIMEOUT="${REPRO_TIMEOUT:-$((${#progs[@]} * PROG_TIMEOUT + 300))}"
 
 # run-userspace.sh's machine and command line, less what only its tests
-# need (legacy pmem, zram swap, hugetlb pages, init's RUSTMM_* settings).
+# need (zram swap, hugetlb pages, init's RUSTMM_* settings), with the
+# legacy pmem of devdax_misaligned_heads on x86_64.
 append="console=$CONSOLE panic=-1 kunit.enable=0 rdinit=/init proc_mem.force_override=always"
-numa=() cpu=()
+numa=() cpu=() mem=4096
 case "$KARCH" in
-x86_64) append="$append numa=fake=2" cpu=(-cpu qemu64,+pdpe1gb) ;;
+x86_64) append="$append numa=fake=2 memmap=2M\$4G memmap=3070M!4098M"
+	cpu=(-cpu qemu64,+pdpe1gb) mem=7168 ;;
 arm64) numa=(-object memory-backend-ram,id=m0,size=2G -object memory-backend-ram,id=m1,size=2G
 	     -numa node,nodeid=0,cpus=0-1,memdev=m0 -numa node,nodeid=1,cpus=2,memdev=m1) ;;
 esac
 say "booting $KERNEL ($TARGET) with ${progs[*]}; console: $LOG"
-timeout "$TIMEOUT" "$QEMU" -nodefaults "${QEMU_ARGS[@]}" "${cpu[@]}" -m 4096 -smp 3 "${numa[@]}" \
+timeout "$TIMEOUT" "$QEMU" -nodefaults "${QEMU_ARGS[@]}" "${cpu[@]}" -m "$mem" -smp 3 "${numa[@]}" \
 	-kernel "$KERNEL" -initrd "$CPIO" -append "$append" \
 	-no-reboot -nographic -serial stdio < /dev/null > "$LOG" 2>&1
 rc=$?

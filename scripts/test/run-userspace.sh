@@ -91,9 +91,8 @@ if grep -q '^CONFIG_ARM64_CONTPTE_RUST=y' "$KOUT/.config"; then cstats=1; else c
 # pagemap reports where swapped-out shared pages are, for readers that ask
 # (tests/userspace/pagemap_swap.c).
 if grep -q '^CONFIG_PAGEMAP_SHARED_SWAP=y' "$KOUT/.config"; then pswap=1; else pswap=0; fi
-# Compound pagemaps' vmemmap as Rust plans it, gup-fast taking one
-# reference per folio run on devmap leaves: devdax's expected values are
-# the same either way; its lines say which code ran.
+# Compound pagemaps' vmemmap as Rust plans it: devdax's expected values
+# are the same either way; its lines say which code ran.
 if grep -q '^CONFIG_COMPOUND_PAGEMAPS_RUST=y' "$KOUT/.config"; then cpgmap=1; else cpgmap=0; fi
 
 rm -rf "$ROOT" && mkdir -p "$ROOT/tests"
@@ -102,7 +101,7 @@ rm -rf "$ROOT" && mkdir -p "$ROOT/tests"
 : > "$ROOT/tests/order"
 # Our programs: every topic's that runs on this arch (Programs: of
 # kernel-patches/*/topic; devdax is x86_64's: it needs the legacy pmem of
-# memmap=! below and 6.12's compound vmemmap, which arm64 does not
+# memmap=! below and the compound vmemmap, which arm64 does not
 # select), in name order.
 progs="$(python3 "$RUST_MM_TOP/scripts/lib/topics.py" programs "$KARCH" | sort)" ||
 	die "cannot read the topics' programs (scripts/lib/topics.py programs $KARCH)"

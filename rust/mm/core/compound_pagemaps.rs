@@ -154,6 +154,9 @@ pub enum Refused {
     /// not inside its range, or its range is not a whole number of
     /// compounds where compounds are deduplicated.
     Chunk,
+    /// The range does not start and end on compound boundaries
+    /// ([`accept_range`]).
+    Misaligned,
 }
 
 /// Whether a pgmap's compounds share vmemmap pages
@@ -167,6 +170,43 @@ pub fn can_optimize(geo: &Geometry, pgmap: &Pgmap) -> bool {
         Some(n) => geo.vmemmap_bytes(n) >> geo.page_shift > VMEMMAP_RESERVE_NR,
         None => false,
     }
+}
+
+/// Whether a kernel that needs naturally aligned compound heads can map
+/// a pgmap range of `nr` pfns from `start`: every compound of `1 << order`
+/// pfns must start at a pfn that is a multiple of its size, so the range
+/// must start and end on such a boundary ([`Refused::Misaligned`]
+/// otherwise); an empty or wrapping range is [`Refused::Chunk`].
+///
+/// 7.3 needs it twice over. Where a tail's `compound_info` is a mask
+/// (`compound_info_has_mask()`: `CONFIG_HUGETLB_PAGE_OPTIMIZE_VMEMMAP`
+/// and a power-of-two struct page), `compound_head()` is the tail's
+/// address rounded down to the compound's size; and device-dax maps a
+/// PMD or PUD from `folio_pfn()`, which `pfn_pmd()`/`pfn_pud()` round
+/// down too. A misaligned head gives every tail another compound's head
+/// and maps memory below the device. 7.3 accepts such ranges (a static
+/// pmem namespace that is 2M- but not 1G-aligned with `align=1G`, or a
+/// dynamic dax range placed at a 2M gap), and its vmemmap population then
+/// also maps a later compound's head into an earlier compound's tails-only
+/// page (see [`populate`]). Refusing the range before anything is
+/// populated keeps the memory unmapped and says why.
+///
+/// With the range aligned, every chunk that does not start a compound
+/// lies inside one (its whole vmemmap the tails-only page's: the plan
+/// has no `lead`), and the accounting by absolute pfn ([`accounted`])
+/// equals what is allocated.
+pub fn accept_range(geo: &Geometry, pgmap: &Pgmap, start: u64, nr: u64) -> Result<(), Refused> {
+    if !geo.is_valid() {
+        return Err(Refused::Geometry);
+    }
+    let n = pgmap.compound_pfns().ok_or(Refused::Order)?;
+    if nr == 0 || start.checked_add(nr).is_none() {
+        return Err(Refused::Chunk);
+    }
+    if (start | nr) & (n - 1) != 0 {
+        return Err(Refused::Misaligned);
+    }
+    Ok(())
 }
 
 /// A run of pfns memory hotplug adds at once: at most one section, within

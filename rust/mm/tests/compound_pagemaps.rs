@@ -20,8 +20,8 @@ use std::collections::BTreeMap;
 
 use rng::XorShift;
 use rust_mm_core::compound_pagemaps::{
-    accounted, can_optimize, plan_range, populate, struct_pages_to_init, Chunk, Geometry, Pgmap,
-    Populate, Refused, Totals, MAX_ORDER, VMEMMAP_RESERVE_NR,
+    accept_range, accounted, can_optimize, plan_range, populate, struct_pages_to_init, Chunk,
+    Geometry, Pgmap, Populate, Refused, Totals, MAX_ORDER, VMEMMAP_RESERVE_NR,
 };
 
 const X86: Geometry = Geometry::X86_64;
@@ -572,6 +572,226 @@ fn x86_geometry_every_order_and_offset_matches_612() {
                 let inside = start % (1 << 15) != 0 && n > 512 && !altmap;
                 assert!(!differs || inside, "order {order} start {start}");
             }
+        }
+    }
+}
+
+/// Every range of the small geometries of
+/// [`exhaustive_small_geometries_match_612_and_are_sound`], aligned or
+/// not, with every pattern of boot memory in its first two sections:
+/// `f(geo, pgmap, start, nr, early, early_mask)` for each.
+fn for_each_small_range(mut f: impl FnMut(&Geometry, &Pgmap, u64, u64, &dyn Fn(u64) -> bool)) {
+    for struct_page_size in [16u64, 32, 64, 128] {
+        for section_shift in 3..=9u32 {
+            for subsection_shift in 1..=section_shift {
+                let geo = Geometry {
+                    page_shift: 12,
+                    struct_page_size,
+                    section_shift,
+                    subsection_shift,
+                };
+                if !geo.is_valid() {
+                    continue;
+                }
+                for order in 0..=section_shift + 2 {
+                    for altmap in [false, true] {
+                        let pgmap = Pgmap { order, altmap };
+                        let unit = (1u64 << order).max(geo.subsection_pfns());
+                        for start_subs in 0..(2 * unit / geo.subsection_pfns()).max(3) {
+                            for len_units in 1..=3u64 {
+                                let start = (1 << 12) + start_subs * geo.subsection_pfns();
+                                let nr = len_units * unit;
+                                for early_mask in 0..4u64 {
+                                    let base_section = (1u64 << 12) >> section_shift;
+                                    let early = move |s: u64| {
+                                        s >= base_section
+                                            && s - base_section < 2
+                                            && early_mask >> (s - base_section) & 1 == 1
+                                    };
+                                    f(&geo, &pgmap, start, nr, &early);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn an_aligned_range_is_planned_as_upstream_populates_it_and_soundly() {
+    // 7.3 needs compound heads at multiples of their size (tails store a
+    // mask; device-dax maps PMDs and PUDs from folio_pfn()). Every range
+    // accept_range() takes: upstream's C (7.3's population is 6.12's,
+    // slot for slot: populate_612) is sound there and the plan maps the
+    // same slots, no chunk has a lead, every head is aligned, and without
+    // boot memory the counter is exactly what is allocated.
+    let (mut accepted, mut all) = (0u64, 0u64);
+    for_each_small_range(|geo, pgmap, start, nr, early| {
+        all += 1;
+        if accept_range(geo, pgmap, start, nr).is_err() {
+            return;
+        }
+        let n = 1u64 << pgmap.order;
+        assert_eq!(start % n, 0);
+        let Some(reference) = populate_612(geo, pgmap, start, nr, early) else {
+            // 6.12/7.3 find no page before a continuation (a compound
+            // larger than a section whose first section is boot memory):
+            // the plan must fail too.
+            assert_eq!(populate_planned(geo, pgmap, start, nr, early), Ok(None));
+            return;
+        };
+        accepted += 1;
+        assert_eq!(
+            check_sound(geo, pgmap, start, nr, early, &reference),
+            Ok(()),
+            "{geo:?} {pgmap:?} {start}+{nr}: upstream unsound on an aligned range"
+        );
+        assert!(!check_range(geo, pgmap, start, nr, early));
+        for c in section_chunks(geo, start, nr) {
+            if let Ok(Populate::Compounds { lead, .. }) = populate(geo, pgmap, &c) {
+                assert_eq!(lead, 0, "{geo:?} {pgmap:?} {c:?}");
+            }
+        }
+        let no_early =
+            (start >> geo.section_shift..=(start + nr - 1) >> geo.section_shift).all(|s| !early(s));
+        if no_early {
+            let t = plan_range(geo, pgmap, start, nr, early).unwrap();
+            assert_eq!(t.accounted, t.fresh, "{geo:?} {pgmap:?} {start}+{nr}");
+        }
+    });
+    assert!(accepted > 5_000 && accepted < all, "{accepted} of {all}");
+}
+
+#[test]
+fn every_range_upstream_populates_unsoundly_is_refused() {
+    // Where upstream maps a later compound's head into an earlier
+    // compound's tails-only page (a range starting inside a section,
+    // compounds above a subsection), or its counter disagrees with what it
+    // allocates, the range is misaligned and refused before anything is
+    // populated.
+    let (mut unsound, mut miscounted) = (0u64, 0u64);
+    for_each_small_range(|geo, pgmap, start, nr, early| {
+        let Some(reference) = populate_612(geo, pgmap, start, nr, early) else {
+            return;
+        };
+        let bad_map = check_sound(geo, pgmap, start, nr, early, &reference).is_err();
+        let no_early =
+            (start >> geo.section_shift..=(start + nr - 1) >> geo.section_shift).all(|s| !early(s));
+        let bad_count = no_early
+            && can_optimize(geo, pgmap)
+            && plan_range(geo, pgmap, start, nr, early)
+                .map(|t| t.accounted != t.fresh)
+                .unwrap_or(false);
+        unsound += bad_map as u64;
+        miscounted += bad_count as u64;
+        if bad_map || bad_count {
+            assert_eq!(
+                accept_range(geo, pgmap, start, nr),
+                Err(Refused::Misaligned),
+                "{geo:?} {pgmap:?} {start}+{nr}"
+            );
+        }
+    });
+    assert!(unsound > 0 && miscounted > 0, "{unsound} {miscounted}");
+}
+
+#[test]
+fn the_7_3_alias_geometry_is_refused_and_aligned_device_dax_accepted() {
+    // Issue 45's geometry on x86_64: 1G compounds (order 18) in a range
+    // that starts 2 MiB into a section, two compounds long. 7.3 maps the
+    // second head into the first compound's tails-only page, counts 4
+    // pages for 2 allocated, and its tails' masks name other heads.
+    let g1 = Pgmap {
+        order: 18,
+        altmap: false,
+    };
+    let start = (8 << 15) + 512;
+    let reference = populate_612(&X86, &g1, start, 2 << 18, &|_| false).unwrap();
+    assert!(check_sound(&X86, &g1, start, 2 << 18, &|_| false, &reference).is_err());
+    assert_eq!(
+        accept_range(&X86, &g1, start, 2 << 18),
+        Err(Refused::Misaligned)
+    );
+    // The booted test's geometries: [4G, 6G) with 2M and 1G alignment,
+    // and an altmap (struct pages on the device) alike.
+    let four_g = 1u64 << 20;
+    for order in [9, 18] {
+        for altmap in [false, true] {
+            let p = Pgmap { order, altmap };
+            assert_eq!(accept_range(&X86, &p, four_g, 2 << 18), Ok(()));
+        }
+    }
+    // A 2M-aligned namespace start with 1G alignment (static pmem at
+    // 4G + 2M): refused; its length alone misaligned: refused.
+    assert_eq!(
+        accept_range(&X86, &g1, four_g + 512, 2 << 18),
+        Err(Refused::Misaligned)
+    );
+    assert_eq!(
+        accept_range(&X86, &g1, four_g, (2 << 18) + 512),
+        Err(Refused::Misaligned)
+    );
+    // Order 0 (no compounds): any subsection-sized range.
+    let p0 = Pgmap {
+        order: 0,
+        altmap: false,
+    };
+    assert_eq!(accept_range(&X86, &p0, four_g + 1, 3), Ok(()));
+}
+
+#[test]
+fn accept_range_refuses_empty_wrapping_and_bad_geometries() {
+    let p = Pgmap {
+        order: 9,
+        altmap: false,
+    };
+    assert_eq!(accept_range(&X86, &p, 1 << 20, 0), Err(Refused::Chunk));
+    assert_eq!(
+        accept_range(&X86, &p, u64::MAX - 511, 1024),
+        Err(Refused::Chunk)
+    );
+    assert_eq!(
+        accept_range(
+            &X86,
+            &Pgmap {
+                order: MAX_ORDER + 1,
+                altmap: false
+            },
+            0,
+            512
+        ),
+        Err(Refused::Order)
+    );
+    assert_eq!(
+        accept_range(
+            &Geometry {
+                page_shift: 0,
+                ..X86
+            },
+            &p,
+            0,
+            512
+        ),
+        Err(Refused::Geometry)
+    );
+    let mut r = XorShift::new(0xa11_9e0d);
+    for _ in 0..200_000 {
+        let geo = Geometry {
+            page_shift: (r.next() % 70) as u32,
+            struct_page_size: r.next() % 5000,
+            section_shift: (r.next() % 70) as u32,
+            subsection_shift: (r.next() % 70) as u32,
+        };
+        let pgmap = Pgmap {
+            order: (r.next() % 70) as u32,
+            altmap: r.next() & 1 == 1,
+        };
+        let (start, nr) = (r.next(), r.next());
+        if accept_range(&geo, &pgmap, start, nr).is_ok() {
+            let n = 1u64 << pgmap.order;
+            assert!(geo.is_valid() && nr > 0 && start % n == 0 && nr % n == 0);
         }
     }
 }
