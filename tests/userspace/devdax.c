@@ -705,8 +705,14 @@ static int longterm(unsigned long off, unsigned long len, int seed)
 			break;
 		}
 		pins(&a1, &r1);
-		if (a1 - a0 != n || r1 != r0)
-			r = fail("PIN_LONGTERM_TEST_START, flags %u: %llu pins taken, %llu released, want %lu and 0",
+		/*
+		 * n pins held. 7.3's gup-fast grabs a writable long-term pin
+		 * on a leaf, then gives it back (the dax inode's folios are
+		 * neither anon nor shmem: gup_fast_folio_allowed()) and the
+		 * slow path pins: up to n more taken and as many released.
+		 */
+		if (a1 - a0 - (r1 - r0) != n || a1 - a0 > 2 * n)
+			r = fail("PIN_LONGTERM_TEST_START, flags %u: %llu pins taken, %llu released, want %lu held",
 				 flags, a1 - a0, r1 - r0, n);
 		if (r == PASS && ioctl(dd.gup_fd, PIN_LONGTERM_TEST_READ, &to))
 			r = fail("PIN_LONGTERM_TEST_READ: %s", strerror(errno));
@@ -722,8 +728,8 @@ static int longterm(unsigned long off, unsigned long len, int seed)
 		if (ioctl(dd.gup_fd, PIN_LONGTERM_TEST_STOP) && r == PASS)
 			r = fail("PIN_LONGTERM_TEST_STOP: %s", strerror(errno));
 		pins(&a1, &r1);
-		if (r == PASS && (a1 - a0 != n || r1 - r0 != n))
-			r = fail("after PIN_LONGTERM_TEST_STOP, flags %u: %llu pins taken, %llu released, want %lu each",
+		if (r == PASS && (a1 - a0 != r1 - r0 || a1 - a0 < n))
+			r = fail("after PIN_LONGTERM_TEST_STOP, flags %u: %llu pins taken, %llu released, want %lu or more, all released",
 				 flags, a1 - a0, r1 - r0, n);
 	}
 	free(buf);
@@ -969,6 +975,68 @@ static int unbind_1g_gives_every_vmemmap_page_back(void)
 	return unbind_devdax();
 }
 
+/*
+ * dump_page() prints at KERN_WARNING, and 7.3 prints the console from a
+ * thread: its lines reached the console in the middle of our result lines.
+ * While the program runs the console shows only errors and worse
+ * (console_loglevel 4); every message stays in /dev/kmsg, where the last
+ * scenario looks for warnings in what this program made the kernel say.
+ */
+static char printk_old[64];
+static int kmsg_fd = -1;
+
+static void console_quiet(void)
+{
+	if (read_sys("/proc/sys/kernel/printk", printk_old, sizeof(printk_old)))
+		printk_old[0] = 0;
+	kmsg_fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+	if (kmsg_fd >= 0)
+		lseek(kmsg_fd, 0, SEEK_END);
+	write_sys("/proc/sys/kernel/printk", "4");
+}
+
+static void console_restore(void)
+{
+	/* Let the console thread pass what it still holds, at level 4. */
+	usleep(500000);
+	if (printk_old[0])
+		write_sys("/proc/sys/kernel/printk", printk_old);
+}
+
+static int the_kernel_logged_no_warning_or_bug(void)
+{
+	static const char *const bad[] = { "WARNING:", "BUG:", "Oops", "Kernel panic" };
+	static char rec[4096];
+	int lines = 0;
+	ssize_t n;
+
+	if (kmsg_fd < 0)
+		return fail("open /dev/kmsg: cannot check the kernel log");
+	for (;;) {
+		char *msg;
+
+		n = read(kmsg_fd, rec, sizeof(rec) - 1);
+		if (n < 0 && errno == EPIPE)
+			continue;	/* records overwritten: read on */
+		if (n <= 0)
+			break;
+		rec[n] = 0;
+		msg = strchr(rec, ';');
+		if (!msg)
+			continue;
+		lines++;
+		for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
+			if (strstr(msg + 1, bad[i])) {
+				msg[strcspn(msg, "\n")] = 0;
+				return fail("the kernel logged \"%.200s\"", msg + 1);
+			}
+	}
+	snprintf(why, sizeof(why),
+		 "%d kernel messages while the program ran (the console showed errors only), no warning, BUG or oops among them",
+		 lines);
+	return PASS;
+}
+
 static const struct test_case scenarios[] = {
 	CASE(nd_pmem_unbind_frees_its_order0_memmap),
 	CASE(bind_2m_devdax_adds_two_vmemmap_pages_per_compound),
@@ -982,11 +1050,13 @@ static const struct test_case scenarios[] = {
 	CASE(bind_1g_devdax_adds_two_vmemmap_pages_per_compound),
 	CASE(gup_and_pin_over_a_pud_leaf),
 	CASE(unbind_1g_gives_every_vmemmap_page_back),
+	CASE(the_kernel_logged_no_warning_or_bug),
 };
 
 int main(void)
 {
 	const char *env = getenv("RUSTMM_COMPOUND_PAGEMAPS"), *note = "";
+	int failed;
 
 	setvbuf(stdout, NULL, _IONBF, 0);
 	/* Which kernel code ran: the expected values are the same for both. */
@@ -994,5 +1064,8 @@ int main(void)
 		note = "[CONFIG_COMPOUND_PAGEMAPS_RUST] ";
 	else if (env && !strcmp(env, "0"))
 		note = "[upstream's code] ";
-	return run_cases("devdax", scenarios, ARRAY_SIZE(scenarios), note) ? 1 : 0;
+	console_quiet();
+	failed = run_cases("devdax", scenarios, ARRAY_SIZE(scenarios), note);
+	console_restore();
+	return failed ? 1 : 0;
 }
