@@ -294,6 +294,28 @@ static int gup_run(unsigned long cmd, const struct range *r, unsigned int flags)
 	return PASS;
 }
 
+/*
+ * The text of the next record of the kernel log open at @fd (O_NONBLOCK)
+ * in @rec, without its header; NULL at the end of the log. Records
+ * overwritten meanwhile are skipped.
+ */
+static char *kmsg_next(int fd, char *rec, size_t len)
+{
+	for (;;) {
+		ssize_t n = read(fd, rec, len - 1);
+		char *msg;
+
+		if (n < 0 && errno == EPIPE)
+			continue;	/* records overwritten: read on */
+		if (n <= 0)
+			return NULL;
+		rec[n] = 0;
+		msg = strchr(rec, ';');
+		if (msg)
+			return msg + 1;
+	}
+}
+
 /* What dump_page() said about one page's folio. */
 struct dump {
 	int ref, pin, order;
@@ -315,7 +337,6 @@ static int dump_folio(char *addr, struct dump *d)
 	};
 	static char rec[4096];
 	int kfd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK), got = 0;
-	ssize_t n;
 
 	if (kfd < 0)
 		return fail("open /dev/kmsg: %s", strerror(errno));
@@ -326,18 +347,10 @@ static int dump_folio(char *addr, struct dump *d)
 			    (unsigned long)(addr - dd.mem), strerror(errno));
 	}
 	while (got != 3) {
-		char *msg;
+		char *msg = kmsg_next(kfd, rec, sizeof(rec));
 
-		n = read(kfd, rec, sizeof(rec) - 1);
-		if (n < 0 && errno == EPIPE)
-			continue;	/* records overwritten: read on */
-		if (n <= 0)
-			break;
-		rec[n] = 0;
-		msg = strchr(rec, ';');
 		if (!msg)
-			continue;
-		msg++;
+			break;
 		if (sscanf(msg, "page: refcount:%d mapcount:%*d mapping:%*s index:%*s pfn:%lx",
 			   &d->ref, &d->pfn) == 2)
 			got = 1;
@@ -1008,27 +1021,16 @@ static int the_kernel_logged_no_warning_or_bug(void)
 	static const char *const bad[] = { "WARNING:", "BUG:", "Oops", "Kernel panic" };
 	static char rec[4096];
 	int lines = 0;
-	ssize_t n;
+	char *msg;
 
 	if (kmsg_fd < 0)
 		return fail("open /dev/kmsg: cannot check the kernel log");
-	for (;;) {
-		char *msg;
-
-		n = read(kmsg_fd, rec, sizeof(rec) - 1);
-		if (n < 0 && errno == EPIPE)
-			continue;	/* records overwritten: read on */
-		if (n <= 0)
-			break;
-		rec[n] = 0;
-		msg = strchr(rec, ';');
-		if (!msg)
-			continue;
+	while ((msg = kmsg_next(kmsg_fd, rec, sizeof(rec)))) {
 		lines++;
 		for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
-			if (strstr(msg + 1, bad[i])) {
+			if (strstr(msg, bad[i])) {
 				msg[strcspn(msg, "\n")] = 0;
-				return fail("the kernel logged \"%.200s\"", msg + 1);
+				return fail("the kernel logged \"%.200s\"", msg);
 			}
 	}
 	snprintf(why, sizeof(why),
