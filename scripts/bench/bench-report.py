@@ -64,7 +64,8 @@ def use_system(name):
 
 
 MAPPED = {"thp-pte": "pte", "thp-pmd": "pmd", "small": "pte", "mthp-pte": "pte", "none": "-",
-          "swap": "-", "devdax-pmd": "pmd", "devdax-pte": "pte"}
+          "swap": "-", "devdax-pud": "pud", "devdax-pmd": "pmd",
+          "devdax-pte": "pte"}
 SLAB = re.compile(r"RUSTMM-SLAB (\S+) (.*)$")
 
 
@@ -320,6 +321,33 @@ def case_result(case, logs, boots_n, rng, boot_case=None):
     return row
 
 
+def beside_result(sys_, rows, docs):
+    """The system's `beside` report's figures next to @rows' (None: it has
+    none); the report must exist, a case it lacks is listed as missing."""
+    if not sys_.beside:
+        return None
+    path = os.path.join(docs, sys_.beside["report"] + ".json")
+    try:
+        with open(path) as f:
+            other = json.load(f)
+    except (OSError, ValueError) as e:
+        raise SystemExit(f"bench-report: {sys_.where}: beside.report: cannot read {path}: {e}")
+    there = {r["case"]: r for r in other.get("cases", []) if not r.get("refused")}
+    cases, missing = [], []
+    for r in rows:
+        t = there.get(r["case"])
+        if r["refused"]:
+            continue
+        if not t:
+            missing.append(r["case"])
+            continue
+        cases.append({"case": r["case"], "there_base": t["base"]["median"],
+                      "there_patched": t["patched"]["median"], "there_change_pct": t["change_pct"],
+                      "here_base": r["base"]["median"], "here_patched": r["patched"]["median"]})
+    return dict(sys_.beside, command=other.get("meta", {}).get("command", "?"),
+                cases=cases, missing=missing)
+
+
 def manifest(path):
     out = {}
     for line in open(path):
@@ -442,6 +470,7 @@ def main():
                              r["case"])
             r["counts"] = counts_result(r["case"], args.logs, args.counts, crng, args.target, boot_case)
             r["counts"]["disagree"] = disagreements(r)
+    beside = beside_result(sys_, rows, os.path.dirname(args.out))
     mb, mp = manifest(args.base_manifest), manifest(args.patched_manifest)
     # Where the kernels came from (scripts/bench/provenance.py record, made
     # by bench.sh before it built them); none: the report says so, and
@@ -468,6 +497,7 @@ def main():
         "reused": args.reused.split(),
         "base": mb, "patched": mp,
         "config_difference": diffconfig(args.diffconfig, args.base_config, args.patched_config),
+        **({"beside": beside} if beside else {}),
     }
     with open(args.out + ".json", "w") as f:
         json.dump({"meta": meta, "cases": rows, **({"slab": slab} if slab else {}),
@@ -673,6 +703,23 @@ def main():
             tgt = f"≤ {r['target_ratio']:.1f}x" if r["target_ratio"] else ""
             md.append(f"| {r['case']} | {r['num_ms']:.3f} / {r['den_ms']:.3f} | {r['ratio']:.3f}x "
                       f"| {r['ci'][0]:.3f}x .. {r['ci'][1]:.3f}x | {tgt} | {r['verdict'] or ''} |")
+    if beside:
+        md += ["", "## " + beside["title"], ""]
+        if beside.get("text"):
+            md += [beside["text"], ""]
+        md += [f"Beside: [{beside['report']}.md]({beside['report']}.md) ({beside['command']}). "
+               "ms = instructions / 10⁶ under `-icount shift=0`, median of boot medians.", "",
+               "| case | there: base ms | there: patched ms | there: change | here: base ms "
+               "| here: patched ms | here base / there base | here patched / there patched |",
+               "|---|---|---|---|---|---|---|---|"]
+        for c in beside["cases"]:
+            md.append(f"| {c['case']} | {ms(c['there_base'])} | {ms(c['there_patched'])} "
+                      f"| {c['there_change_pct']:+.2f}% | {ms(c['here_base'])} | {ms(c['here_patched'])} "
+                      f"| {c['here_base'] / c['there_base']:.3f}x "
+                      f"| {c['here_patched'] / c['there_patched']:.3f}x |")
+        if beside["missing"]:
+            md += ["", "Not in the other report (no figure there): "
+                   + ", ".join(f"`{c}`" for c in beside["missing"]) + "."]
     notes = args.out + "-notes.md"
     if os.path.exists(notes):
         md += ["", open(notes).read().rstrip()]

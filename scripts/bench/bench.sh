@@ -250,7 +250,7 @@ one() { # KERNEL CASE BOOT
 	return 1
 }
 export -f one boot_env count_plugin qemu_run say die
-export LOGS RUNS MIB TIMEOUT OUT RUST_MM_TOP KARCH QEMU KIMAGE CONSOLE BENCH_APPEND
+export LOGS RUNS MIB TIMEOUT OUT RUST_MM_TOP KARCH QEMU KIMAGE CONSOLE BENCH_APPEND SYS_GUEST_MIB SYS_GUEST_CPU
 
 start=$SECONDS
 if ! xargs -r -P "$JOBS" -L 1 bash -c 'r="$(one "$0" "$1" "$2")"; echo "rust-mm: [$0] $1 boot $2: $r"; case "$r" in ok*) ;; *) exit 255 ;; esac' < "$plan"; then

@@ -145,16 +145,19 @@ bench_lto_config() { # base|patched
 # max), -icount shift=0,sleep=off (guest time counts executed
 # instructions; idle time jumps to the next timer instead of following the
 # host clock), the RTC on virtual time, 2 vCPUs with CPU 1 isolated for the
-# measured process, 2 GiB, no watchdog. With QEMU_PRINT=1 the command line
+# measured process, 2 GiB, no watchdog; a system's file may give its guest
+# more memory and another CPU model (SYS_GUEST_MIB, SYS_GUEST_CPU:
+# tests/bench/systems/*.toml [guest]). With QEMU_PRINT=1 the command line
 # is printed (shell-quoted) instead of run.
 qemu_run() { # KERNEL INITRAMFS BENCH_ENV [QEMU_ARGS...]
-	local k="$1" initrd="$2" env="$3" machine=() tail=()
+	local k="$1" initrd="$2" env="$3" machine=() tail=() cpu="${SYS_GUEST_CPU:-}"
 	shift 3
 	case "$KARCH" in
 	x86_64) machine=(-machine pc) tail=(-bios qboot.rom) ;;
-	arm64) machine=(-machine virt -cpu max,pauth-impdef=on) ;;
+	arm64) machine=(-machine virt) cpu="${cpu:-max,pauth-impdef=on}" ;;
 	esac
-	local cmd=("$QEMU" -nodefaults "${machine[@]}" -m 2048 -smp 2
+	[ -z "$cpu" ] || machine+=(-cpu "$cpu")
+	local cmd=("$QEMU" -nodefaults "${machine[@]}" -m "${SYS_GUEST_MIB:-2048}" -smp 2
 		-icount shift=0,sleep=off -rtc clock=vm
 		-kernel "$OUT/kernel-$k/$KIMAGE" -initrd "$initrd"
 		-append "console=$CONSOLE panic=-1 kunit.enable=0 rdinit=/init isolcpus=1 nowatchdog $env"

@@ -112,7 +112,7 @@ gcc -O2 -Wall -Wextra -Werror -fPIC -shared -fvisibility=hidden -o "$plugin" \
 	"$RUST_MM_TOP/tests/bench/insn_profile.c" || die "cannot build tests/bench/insn_profile.c"
 
 export -f qemu_run
-export OUT KARCH QEMU KIMAGE CONSOLE
+export OUT KARCH QEMU KIMAGE CONSOLE SYS_GUEST_MIB SYS_GUEST_CPU
 
 profile() { # KERNEL CASE
 	local log="$OUT/profile/console-$1-$2.log"

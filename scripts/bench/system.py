@@ -30,10 +30,16 @@ the wrong type is refused, naming the file and the key):
   base_targets  table base -> table case -> {min, max} or {}: the targets
                 on that base (RUST_MM_BASE, scripts/lib/env.sh) where
                 they differ from `targets` ({}: no target there)
+  base_buys     table base -> {buys = str, headline = [str]}: what it buys
+                on that base where that differs from `buys` and `headline`
   seed          table case -> float: the seed's figure (percent)
   append        str: kernel command-line words every boot gets beyond the
                 harness's (make profile: without "nokaslr", which it boots
                 with anyway)
+  guest         table: the system's guest where it differs from the
+                harness's (scripts/bench/lib.sh qemu_run): memory_mib int
+                (default 2048), cpu table arch -> str (QEMU's -cpu; default
+                x86_64: QEMU's own, arm64: max,pauth-impdef=on)
   kconfig       [str]: config lines both kernels get beyond
                 tests/bench/bench.kunitconfig
   mms           bool: BENCH_MMS is allowed (default false)
@@ -51,6 +57,11 @@ the wrong type is refused, naming the file and the key):
                   saving float (bytes per vma less than the base, at
                   least), max_pages_per_1000 float (the patched kernel's
                   slab pages per 1000 vmas, at most)
+  beside        table: another report whose figures the report shows
+                beside its own, case by case, for the cases both have:
+                report str (its stem under docs/, e.g. the same system's
+                report of an earlier base), title str (the section's
+                heading), text str (its paragraph)
   report_text   table: the report's prose for its cases: kinds str (what
                 the case names mean), numbers str (a paragraph; {append} is
                 the boots' words), ratios_title and ratios str (the heading
@@ -122,7 +133,9 @@ KEYS = {
     "targets": (False, _table, "a table of case = {min, max}"),
     "base_targets": (False, _table, "a table of base = {case = {min, max}}"),
     "seed": (False, _table, "a table of case = number"),
+    "base_buys": (False, _table, "a table of base = {buys, headline}"),
     "append": (False, _str, "a string"),
+    "guest": (False, _table, "a table {memory_mib, cpu}"),
     "kconfig": (False, _strs, "a list of strings"),
     "mms": (False, _bool, "true or false"),
     "profile": (False, _bool, "true or false"),
@@ -130,6 +143,7 @@ KEYS = {
     "measurements": (False, _table, "a table"),
     "slab": (False, _table, "a table"),
     "report_text": (False, _table, "a table"),
+    "beside": (False, _table, "a table {report, title, text}"),
 }
 BOUND_KEYS = {"min": (False, _num, "a number"), "max": (False, _num, "a number")}
 MEASUREMENT_KEYS = {"batches": (True, _ints, "a list of integers"),
@@ -141,6 +155,13 @@ RATIO_KEYS = {"num": (True, _str, "a string"), "den": (True, _str, "a string"),
 SLAB_KEYS = {"case": (True, _str, "a string"), "boot": (True, _str, "a string"),
              "saving": (False, _num, "a number"),
              "max_pages_per_1000": (False, _num, "a number")}
+BUYS_KEYS = {"buys": (True, _str, "a string"), "headline": (True, _strs, "a list of strings")}
+GUEST_KEYS = {"memory_mib": (False, lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 256,
+                             "an integer of at least 256"),
+              "cpu": (False, _table, "a table of arch = str")}
+DEFAULT_GUEST_MIB = 2048
+BESIDE_KEYS = {"report": (True, _str, "a string"), "title": (True, _str, "a string"),
+               "text": (False, _str, "a string")}
 TEXT_KEYS = {"kinds": (False, _str, "a string"), "numbers": (False, _str, "a string"),
              "ratios_title": (False, _str, "a string"), "ratios": (False, _str, "a string")}
 
@@ -252,6 +273,16 @@ class System:
                 raise SystemFileError(f"{where}: key 'seed.{c}' must be a number, not {type(v).__name__} {v!r}")
             self.seed[c] = float(v)
         self.append = data.get("append", "")
+        guest = data.get("guest", {})
+        _check(where, guest, GUEST_KEYS, "guest.")
+        self.guest_mib = guest.get("memory_mib", DEFAULT_GUEST_MIB)
+        self.guest_cpu = {}
+        for a, v in guest.get("cpu", {}).items():
+            if a not in self.arches:
+                raise SystemFileError(f"{where}: unknown key 'guest.cpu.{a}' (its arches: {' '.join(self.arches)})")
+            if not _str(v) or not v or any(ch.isspace() for ch in v):
+                raise SystemFileError(f"{where}: key 'guest.cpu.{a}' must be one QEMU -cpu word, not {v!r}")
+            self.guest_cpu[a] = v
         self.kconfig = list(data.get("kconfig", []))
         self.mms = data.get("mms", False)
         self.profile = data.get("profile", True)
@@ -284,8 +315,25 @@ class System:
         if "report_text" in data:
             _check(where, data["report_text"], TEXT_KEYS, "report_text.")
             self.report_text = dict(data["report_text"])
+        self.beside = None
+        if "beside" in data:
+            _check(where, data["beside"], BESIDE_KEYS, "beside.")
+            self.beside = dict(data["beside"])
+            if not self.beside["report"].startswith("benchmarks"):
+                raise SystemFileError(f"{where}: key 'beside.report': '{self.beside['report']}' does not "
+                                   "start with 'benchmarks'")
         self.buys = data["buys"]
         self.headline = list(data["headline"])
+        for b, v in data.get("base_buys", {}).items():
+            if not _table(v):
+                raise SystemFileError(f"{where}: key 'base_buys.{b}' must be a table {{buys, headline}}, "
+                                   f"not {type(v).__name__} {v!r}")
+            _check(where, v, BUYS_KEYS, f"base_buys.{b}.")
+            for h in v["headline"]:
+                if h not in every and h not in ("ratios", "slab"):
+                    raise SystemFileError(f"{where}: key 'base_buys.{b}.headline': '{h}' is none of its cases")
+            if b == self.base:
+                self.buys, self.headline = v["buys"], list(v["headline"])
         for h in self.headline:
             if h == "ratios":
                 if not self.measurements or not any(r["max"] for r in self.measurements["ratios"]):
@@ -385,6 +433,8 @@ def shell(s, target):
         _sh("SYS_ARCHES", " ".join(s.arches)),
         _sh("SYS_CASES", " ".join(s.cases[target])),
         _sh("SYS_APPEND", s.append),
+        _sh("SYS_GUEST_MIB", s.guest_mib),
+        _sh("SYS_GUEST_CPU", s.guest_cpu.get(target, "")),
         _sh("SYS_PROFILE_APPEND", s.profile_append()),
         _sh("SYS_KCONFIG", s.kconfig),
         _sh("SYS_SUFFIX", s.suffix),

@@ -63,7 +63,7 @@
  *                   neighbour's (no runs of consecutive slots)
  *
  * and get/pin_user_pages over device-dax (BENCH_SYSTEM=compound-pagemaps,
- * seed 004; x86_64 guests booted with memmap=512M!1G: legacy pmem):
+ * seed 004; x86_64 guests of 6 GiB booted with memmap=2G!4G: legacy pmem):
  *
  *   cp.gup-fast-2m  a /dev/dax0.0 of 2 MiB folios (made by sysfs writes,
  *   cp.pin-fast-2m  tests/bench/devdax_setup.h), the area mapped
@@ -79,6 +79,10 @@
  *   cp.gup-slow-2m  GUP_BASIC_TEST (get_user_pages under the mmap lock,
  *                   a page at a time through follow_devmap_pmd()) on
  *                   2 MiB folios: the slow path, unchanged
+ *   cp.gup-fast-1g  the fast ones on a device of 1 GiB folios (PUD-mapped,
+ *   cp.pin-fast-1g  one fault per GiB; 7.3's gup-fast on PUD leaves): the
+ *                   area is RUSTMM_BENCH_MIB rounded up to whole folios,
+ *                   1024 MiB of the default 256
  *
  *                   The time of a cp.* run is not this program's window
  *                   but the kernel's: gup_test times its get loop alone
@@ -157,6 +161,7 @@
 #define PAGE		4096UL
 #define THP		(2UL << 20)
 #define THP_PAGES	(THP / PAGE)
+#define PUD_LEAF	(1UL << 30)	/* a 1 GiB device-dax folio, PUD-mapped */
 #define MTHP		(64UL << 10)
 #define NR_CHILDREN	2
 #define MEASURE_CPU	1
@@ -360,9 +365,10 @@ static void moved(const unsigned long long a[NR_BACKGROUND],
 /* ---- folio verification ------------------------------------------------ */
 
 enum expect { EXPECT_THP_PTE, EXPECT_THP_PMD, EXPECT_SMALL, EXPECT_MTHP_PTE, EXPECT_NONE,
-	      EXPECT_SWAP, EXPECT_DEVDAX_PMD, EXPECT_DEVDAX_PTE };
+	      EXPECT_SWAP, EXPECT_DEVDAX_PUD, EXPECT_DEVDAX_PMD, EXPECT_DEVDAX_PTE };
 static const char *const expect_name[] = { "thp-pte", "thp-pmd", "small", "mthp-pte", "none",
-					   "swap", "devdax-pmd", "devdax-pte" };
+					   "swap", "devdax-pud", "devdax-pmd",
+					   "devdax-pte" };
 
 struct check {
 	unsigned long ok, want;	/* (m)THP: 2 MiB (64 KiB) blocks; small: pages;
@@ -1309,6 +1315,8 @@ static const struct cp_case {
 	{ "cp.gup-fast-4k", GUP_FAST_BENCHMARK, "GUP_FAST_BENCHMARK", PAGE, 1 },
 	{ "cp.pin-fast-4k", PIN_FAST_BENCHMARK, "PIN_FAST_BENCHMARK", PAGE, 1 },
 	{ "cp.gup-slow-2m", GUP_BASIC_TEST, "GUP_BASIC_TEST", THP, 0 },
+	{ "cp.gup-fast-1g", GUP_FAST_BENCHMARK, "GUP_FAST_BENCHMARK", PUD_LEAF, 1 },
+	{ "cp.pin-fast-1g", PIN_FAST_BENCHMARK, "PIN_FAST_BENCHMARK", PUD_LEAF, 1 },
 };
 #define CP_NR_CASES	(sizeof(cp_cases) / sizeof(cp_cases[0]))
 
@@ -1359,8 +1367,8 @@ static int cp_pins(unsigned long long *acquired, unsigned long long *released)
  * folios ok/want = the device's folios (align blocks) in the area whose
  * pages pagemap shows present, each at its device offset (pfn = the
  * device's start + offset, so a block of 2 MiB is one aligned compound of
- * the device); mapped "pmd" for one fault per 2 MiB, "pte" for one per
- * page. The folio order itself is not visible from user space
+ * the device); mapped "pud" for one fault per 1 GiB, "pmd" for one per
+ * 2 MiB, "pte" for one per page. The folio order itself is not visible from user space
  * (kpageflags has nothing for ZONE_DEVICE pfns): it is the device's align
  * (vmemmap_shift), read back from sysfs by devdax_create().
  */
@@ -1376,6 +1384,9 @@ static struct check cp_verify(long faults)
 		c.mapped = "pte";
 	else if (faults >= (long)(size / THP) && faults - (long)(size / THP) < CP_FAULT_SLACK)
 		c.mapped = "pmd";
+	else if (size >= PUD_LEAF && faults >= (long)(size / PUD_LEAF) &&
+		 faults - (long)(size / PUD_LEAF) < CP_FAULT_SLACK)
+		c.mapped = "pud";
 	if (pm && pfd >= 0 && cp.dax.align == cp.c->align && first % blk == 0 &&
 	    !read_at(pfd, pm, npages * sizeof(*pm), (uintptr_t)cp.mem / PAGE * sizeof(*pm)))
 		for (unsigned long b = 0; b < npages / blk; b++) {
@@ -1406,7 +1417,17 @@ static int cp_prepare(const struct cp_case *c)
 	long f0;
 
 	cp.c = c;
-	cp.expect = c->align == PAGE ? EXPECT_DEVDAX_PTE : EXPECT_DEVDAX_PMD;
+	cp.expect = c->align == PAGE ? EXPECT_DEVDAX_PTE :
+		    c->align == THP ? EXPECT_DEVDAX_PMD : EXPECT_DEVDAX_PUD;
+	/*
+	 * The area is whole folios of the device: RUSTMM_BENCH_MIB rounded up
+	 * to its align (the 1 GiB cases: 1024 MiB, one folio, of 256).
+	 */
+	if (size % c->align) {
+		size = (size / c->align + 1) * c->align;
+		printf("RUSTMM-BENCH-NOTE %s: the area is %lu MiB, RUSTMM_BENCH_MIB rounded up to whole folios of the device\n",
+		       c->name, size >> 20);
+	}
 	if (devdax_create(c->align, &cp.dax)) {
 		snprintf(why, sizeof(why), "device-dax of align %lu: %s", c->align, cp.dax.why);
 		error(c->name, why);

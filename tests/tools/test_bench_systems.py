@@ -118,7 +118,7 @@ OLD_CP_TARGET = {"cp.gup-fast-2m": (None, -90.0), "cp.pin-fast-2m": (None, -90.0
 OLD_TITLE = {"rmap-id": "rmap IDs, COW reuse", "contpte": "contpte decisions in Rust",
              "vma-lock": "the per-VMA lock word",
              "pagemap-swap": "swapped-out shared memory in pagemap",
-             "compound-pagemaps": "compound pagemaps, gup-fast per folio run"}
+             "compound-pagemaps": "compound pagemaps, gup over device-dax"}
 OLD_CP_CONFIG = ["CONFIG_PCI=y", "CONFIG_MEMORY_HOTPLUG=y", "CONFIG_MEMORY_HOTREMOVE=y",
                  "CONFIG_ZONE_DEVICE=y", "CONFIG_X86_PMEM_LEGACY=y", "CONFIG_LIBNVDIMM=y",
                  "CONFIG_BLK_DEV_PMEM=y", "CONFIG_NVDIMM_PFN=y", "CONFIG_NVDIMM_DAX=y", "CONFIG_DAX=y",
@@ -147,10 +147,14 @@ OLD = {
                          kconfig=["CONFIG_SWAP=y", "CONFIG_ZRAM=y", "CONFIG_DEVTMPFS=y"],
                          option="CONFIG_PAGEMAP_SHARED_SWAP", suffix="-pagemap-swap", targets={},
                          seed={}, mms=False, profile=True),
+    # Since then (issue 45): the 1 GiB cases, in a 6 GiB guest with PUD
+    # leaves (guest below) and 2 GiB of legacy pmem at 4 GiB.
     "compound-pagemaps": dict(cases={"x86_64": ["cp.gup-fast-2m", "cp.pin-fast-2m", "cp.gup-fast-4k",
-                                                "cp.pin-fast-4k", "cp.gup-slow-2m"]},
-                              append="memmap=512M!1G nokaslr norandmaps",
-                              profile_append=" memmap=512M!1G norandmaps", kconfig=OLD_CP_CONFIG,
+                                                "cp.pin-fast-4k", "cp.gup-slow-2m", "cp.gup-fast-1g",
+                                                "cp.pin-fast-1g"]},
+                              append="memmap=2G!4G nokaslr norandmaps",
+                              profile_append=" memmap=2G!4G norandmaps", kconfig=OLD_CP_CONFIG,
+                              guest=("6144", "qemu64,+pdpe1gb"),
                               option="CONFIG_COMPOUND_PAGEMAPS_RUST", suffix="-compound-pagemaps",
                               targets=OLD_CP_TARGET, seed={}, mms=False, profile=True),
 }
@@ -276,6 +280,24 @@ class SystemFiles(unittest.TestCase):
         self.assertEqual(t["small.fork"], (-0.5, 0.5))
         self.assertEqual(systems.load("rmap-id").targets, OLD_TARGET)
 
+    def test_a_guest_and_the_buys_of_a_base_come_from_the_file(self):
+        cp = systems.load("compound-pagemaps")
+        self.assertEqual((cp.guest_mib, cp.guest_cpu), (6144, {"x86_64": "qemu64,+pdpe1gb"}))
+        self.assertEqual((cp.buys, cp.headline), ("gup-fast on 2 MiB device-dax folios",
+                                                  ["cp.gup-fast-2m", "cp.pin-fast-2m"]))
+        self.assertEqual(cp.beside["report"], "benchmarks-compound-pagemaps-6.12")
+        vl = systems.load("vma-lock")
+        self.assertEqual((vl.guest_mib, vl.guest_cpu, vl.beside), (2048, {}, None))
+        try:
+            systems.topics.BASE = "7.3"
+            cp = systems.load("compound-pagemaps")
+        finally:
+            systems.topics.BASE = PINNED["RUST_MM_BASE"]
+        self.assertEqual(cp.headline, ["cp.gup-fast-2m", "cp.gup-fast-1g"])
+        self.assertIn("gup-fast unchanged", cp.buys)
+        self.assertEqual(cp.targets["cp.gup-fast-1g"], (-0.5, 0.5))
+        self.assertEqual(cp.targets["cp.gup-fast-2m"], (-0.5, 0.5))
+
     def test_the_shell_face_gives_the_old_values(self):
         script = os.path.join(TOP, "scripts", "bench", "system.py")
         for name, old in OLD.items():
@@ -387,6 +409,26 @@ class BadSystemFile(unittest.TestCase):
         msg = self.refused(self.base + '\n[base_targets]\n"7.3" = 1\n')
         self.assertIn("key 'base_targets.7.3' must be a table", msg)
 
+    def test_a_bad_guest_base_buys_or_beside_is_refused_by_name(self):
+        msg = self.refused(self.base + '\n[guest]\nmemory_mib = "6G"\n')
+        self.assertIn("key 'guest.memory_mib' must be an integer of at least 256", msg)
+        msg = self.refused(self.base + '\n[guest]\nmemory_mib = 64\n')
+        self.assertIn("key 'guest.memory_mib' must be an integer of at least 256", msg)
+        msg = self.refused(self.base + '\n[guest]\nram = 4096\n')
+        self.assertIn("unknown key 'guest.ram'", msg)
+        msg = self.refused(self.base + '\n[guest]\ncpu = { riscv64 = "max" }\n')
+        self.assertIn("unknown key 'guest.cpu.riscv64'", msg)
+        msg = self.refused(self.base + '\n[guest]\ncpu = { x86_64 = "qemu64 -smp 4" }\n')
+        self.assertIn("key 'guest.cpu.x86_64' must be one QEMU -cpu word", msg)
+        msg = self.refused(self.base + '\n[base_buys."7.3"]\nbuys = "x"\n')
+        self.assertIn("missing key 'base_buys.7.3.headline'", msg)
+        msg = self.refused(self.base + '\n[base_buys."7.3"]\nbuys = "x"\nheadline = ["vma.nothing"]\n')
+        self.assertIn("key 'base_buys.7.3.headline': 'vma.nothing' is none of its cases", msg)
+        msg = self.refused(self.base + '\n[beside]\nreport = "benchmarks-x"\n')
+        self.assertIn("missing key 'beside.title'", msg)
+        msg = self.refused(self.base + '\n[beside]\nreport = "x"\ntitle = "t"\n')
+        self.assertIn("key 'beside.report': 'x' does not start with 'benchmarks'", msg)
+
     def test_not_toml_is_refused_by_name(self):
         msg = self.refused("title = \n")
         self.assertIn("not TOML", msg)
@@ -421,9 +463,12 @@ class CommandLines(unittest.TestCase):
         self.assertEqual(os.listdir(self.build), [], "BENCH_PRINT=1 must not build anything")
         return r.stdout
 
-    def qemu_lines(self, arch, jobs):
-        """QEMU_PRINT=1 qemu_run of lib.sh (KERNEL OUT INITRD ENV [ARGS...]) per job."""
+    def qemu_lines(self, arch, jobs, guest=None):
+        """QEMU_PRINT=1 qemu_run of lib.sh (KERNEL OUT INITRD ENV [ARGS...]) per job;
+        @guest: (SYS_GUEST_MIB, SYS_GUEST_CPU) of a system with its own guest."""
         lines = [". scripts/lib/env.sh; . scripts/bench/lib.sh"]
+        if guest:
+            lines.append(f"SYS_GUEST_MIB='{guest[0]}' SYS_GUEST_CPU='{guest[1]}'")
         for k, out, initrd, env, *args in jobs:
             q = " ".join("'" + a.replace("'", "'\\''") + "'" for a in (k, initrd, env, *args))
             lines.append(f"OUT='{out}' QEMU_PRINT=1 qemu_run {q}")
@@ -499,7 +544,7 @@ class CommandLines(unittest.TestCase):
                 jobs.append((k, outdir, f"{outdir}/initramfs.cpio",
                              f"slab_nomerge RUSTMM_BENCH_RUNS=1 RUSTMM_BENCH_MIB={mib} RUSTMM_BENCH_CASE=vma.slab"))
                 keys.append((k, "vma.slab"))
-        want = dict(zip(keys, self.qemu_lines(arch, jobs)))
+        want = dict(zip(keys, self.qemu_lines(arch, jobs, OLD[name].get("guest"))))
         self.assertEqual(boots, want)
         self.assertIn(f"report: docs/benchmarks{OLD[name]['suffix']}{tsuffix}"
                       + ("-lto" if lto else "") + (f"-mms{mms}" if mms else ""), out)
@@ -552,7 +597,7 @@ class CommandLines(unittest.TestCase):
                                      "-plugin", f"{outdir}/profile/insn_profile.so,arg=out={outdir}/profile/{k}-{c}.blocks"
                                      ",arg=cache=1"))
                         keys.append((k, c))
-                self.assertEqual(got, dict(zip(keys, self.qemu_lines(arch, jobs))))
+                self.assertEqual(got, dict(zip(keys, self.qemu_lines(arch, jobs, OLD[name].get("guest")))))
 
     def test_profile_refuses_a_system_without_profile(self):
         r = subprocess.run(["bash", os.path.join(TOP, "scripts", "bench", "profile.sh")], capture_output=True,
@@ -569,8 +614,15 @@ class CommandLines(unittest.TestCase):
             want = meta["base"]["qemu_cmdline"]
             outdir = want.split(" -kernel ", 1)[1].split("/kernel-base/", 1)[0]
             arch = "arm64" if want.startswith("qemu-system-aarch64") else "x86_64"
+            # A run of a system with a guest of its own ([guest]) made it
+            # with that guest; the runs before the key, with the harness's.
+            s = systems.load(meta["system"])
+            guest = None
+            if s.guest_mib != systems.DEFAULT_GUEST_MIB and f"append={s.append}" in meta["base"]["settings"]:
+                guest = (str(s.guest_mib), s.guest_cpu.get(arch, ""))
             got = self.qemu_lines(arch, [("base", outdir, f"{outdir}/initramfs.cpio",
-                                          "RUSTMM_BENCH_RUNS=... RUSTMM_BENCH_MIB=... RUSTMM_BENCH_CASE=...")])
+                                          "RUSTMM_BENCH_RUNS=... RUSTMM_BENCH_MIB=... RUSTMM_BENCH_CASE=...")],
+                                  guest)
             self.assertEqual(got, [want], path)
 
 
@@ -644,6 +696,37 @@ class BenchReportMain(unittest.TestCase):
         self.assertEqual({r["verdict"] for r in ratios if r["target_ratio"] is None}, {None})
         self.assertEqual([r["verdict"] for r in ratios if r["target_ratio"]],
                          ["met", "missed", "met", "met"] * 2)
+
+    def test_the_figures_of_another_report_beside_its_own(self):
+        # compound-pagemaps shows the 6.12 release's figures beside (its
+        # [beside]): the cases both have, the ones the other lacks named.
+        cases = ["cp.gup-fast-2m", "cp.gup-fast-1g"]
+
+        def boot(k, c, b):
+            ns = {"base": 500000, "patched": 501000}[k] * (4 if c.endswith("1g") else 1)
+            return "".join(self.line(c, r, ns, "devdax-pud" if c.endswith("1g") else "devdax-pmd",
+                                     "1/1", "pud" if c.endswith("1g") else "pmd") for r in (1, 2, 3))
+        wr(os.path.join(self.d, "benchmarks-compound-pagemaps-6.12.json"), json.dumps(
+            {"meta": {"command": "make bench BENCH_SYSTEM=compound-pagemaps"},
+             "cases": [{"case": "cp.gup-fast-2m", "refused": None, "change_pct": -92.2,
+                        "base": {"median": 6560000.0}, "patched": {"median": 510000.0}}]}))
+        j = self.run_report("compound-pagemaps", cases, boot)
+        b = j["meta"]["beside"]
+        self.assertEqual(b["report"], "benchmarks-compound-pagemaps-6.12")
+        self.assertEqual(b["command"], "make bench BENCH_SYSTEM=compound-pagemaps")
+        self.assertEqual(b["cases"], [{"case": "cp.gup-fast-2m", "there_base": 6560000.0,
+                                       "there_patched": 510000.0, "there_change_pct": -92.2,
+                                       "here_base": 500000, "here_patched": 501000}])
+        self.assertEqual(b["missing"], ["cp.gup-fast-1g"])
+        # On 6.12 (these tests run as 6.12): 2m against -90 %, no 1g target.
+        self.assertEqual([r["verdict"] for r in j["cases"]], ["missed", None])
+        # Without the other report: refused, naming the file.
+        empty = os.path.join(self.d, "empty")
+        os.makedirs(empty)
+        with self.assertRaises(SystemExit) as e:
+            report.beside_result(systems.load("compound-pagemaps"), j["cases"], empty)
+        self.assertIn(os.path.join(empty, "benchmarks-compound-pagemaps-6.12.json"), str(e.exception))
+        self.assertIn("beside.report", str(e.exception))
 
     def test_vma_lock_slab_boot_as_before(self):
         cases = ["vma.pft-1t"]
