@@ -321,10 +321,11 @@ def case_result(case, logs, boots_n, rng, boot_case=None):
     return row
 
 
-def beside_result(sys_, rows, docs):
+def beside_result(sys_, rows, docs, name):
     """The system's `beside` report's figures next to @rows' (None: it has
-    none); the report must exist, a case it lacks is listed as missing."""
-    if not sys_.beside:
+    none, or it is this report @name itself); the report, under @docs,
+    must exist; a case it lacks is listed as missing."""
+    if not sys_.beside or sys_.beside["report"] == name:
         return None
     path = os.path.join(docs, sys_.beside["report"] + ".json")
     try:
@@ -411,6 +412,8 @@ def main():
               "patched-config", "diffconfig", "command", "out"):
         ap.add_argument("--" + a, required=True)
     ap.add_argument("--reused", default="")
+    ap.add_argument("--docs", default=os.path.join(systems.TOP, "docs"),
+                    help="where the system's [beside] report is (default: the repository's docs/)")
     ap.add_argument("--target", default="x86_64", choices=sorted(IMAGE))
     ap.add_argument("--system", default=systems.DEFAULT, choices=systems.names())
     ap.add_argument("--boots", type=int, required=True)
@@ -470,7 +473,7 @@ def main():
                              r["case"])
             r["counts"] = counts_result(r["case"], args.logs, args.counts, crng, args.target, boot_case)
             r["counts"]["disagree"] = disagreements(r)
-    beside = beside_result(sys_, rows, os.path.dirname(args.out))
+    beside = beside_result(sys_, rows, args.docs, os.path.basename(args.out))
     mb, mp = manifest(args.base_manifest), manifest(args.patched_manifest)
     # Where the kernels came from (scripts/bench/provenance.py record, made
     # by bench.sh before it built them); none: the report says so, and

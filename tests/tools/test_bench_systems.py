@@ -710,7 +710,7 @@ class BenchReportMain(unittest.TestCase):
             {"meta": {"command": "make bench BENCH_SYSTEM=compound-pagemaps"},
              "cases": [{"case": "cp.gup-fast-2m", "refused": None, "change_pct": -92.2,
                         "base": {"median": 6560000.0}, "patched": {"median": 510000.0}}]}))
-        j = self.run_report("compound-pagemaps", cases, boot)
+        j = self.run_report("compound-pagemaps", cases, boot, ("--docs", self.d))
         b = j["meta"]["beside"]
         self.assertEqual(b["report"], "benchmarks-compound-pagemaps-6.12")
         self.assertEqual(b["command"], "make bench BENCH_SYSTEM=compound-pagemaps")
@@ -724,9 +724,12 @@ class BenchReportMain(unittest.TestCase):
         empty = os.path.join(self.d, "empty")
         os.makedirs(empty)
         with self.assertRaises(SystemExit) as e:
-            report.beside_result(systems.load("compound-pagemaps"), j["cases"], empty)
+            report.beside_result(systems.load("compound-pagemaps"), j["cases"], empty, "benchmarks-x")
         self.assertIn(os.path.join(empty, "benchmarks-compound-pagemaps-6.12.json"), str(e.exception))
         self.assertIn("beside.report", str(e.exception))
+        # The other report is this one (a run on 6.12): nothing beside.
+        self.assertIsNone(report.beside_result(systems.load("compound-pagemaps"), j["cases"], empty,
+                                               "benchmarks-compound-pagemaps-6.12"))
 
     def test_vma_lock_slab_boot_as_before(self):
         cases = ["vma.pft-1t"]
