@@ -12,7 +12,10 @@
 //! functions over values, so this edge has no `unsafe`: it passes values
 //! through (a [`Step`] leaves as C's `struct vma_lock_step`). The flag,
 //! the limit, the verdicts and every export's type are checked at compile
-//! time against the header and 7.3's `mm_types.h`.
+//! time against the header and 7.3's `mm_types.h`. The per-transition
+//! exports are `#[inline(always)]`: with `CONFIG_RUST_MM_LTO` the LTO link
+//! inlines each into its C callers (`LTO_INLINE` in `folio_rmap.rs`), and
+//! `scripts/test/lto-check.py --system vma-lock` proves it from the vmlinux.
 
 use kernel::bindings;
 
@@ -81,48 +84,72 @@ const fn c_step(s: Step) -> bindings::vma_lock_step {
 
 /// A reader's admit ([`vma_lock::read_admit`]).
 #[no_mangle]
+// See `LTO_INLINE` in folio_rmap.rs.
+#[allow(unused_attributes)]
+#[inline(always)]
 pub extern "C" fn rust_vma_lock_read_admit(refcnt: u32) -> bindings::vma_lock_step {
     c_step(vma_lock::read_admit(refcnt))
 }
 
 /// A reader's checks after its admit ([`vma_lock::read_validate`]).
 #[no_mangle]
+// See `LTO_INLINE` in folio_rmap.rs.
+#[allow(unused_attributes)]
+#[inline(always)]
 pub extern "C" fn rust_vma_lock_read_validate(same_mm: bool, vm_lock_seq: u32, mm_seq: u32) -> u32 {
     vma_lock::read_validate(same_mm, vm_lock_seq, mm_seq) as u32
 }
 
 /// A reader's release ([`vma_lock::read_release`]).
 #[no_mangle]
+// See `LTO_INLINE` in folio_rmap.rs.
+#[allow(unused_attributes)]
+#[inline(always)]
 pub extern "C" fn rust_vma_lock_read_release(refcnt: u32) -> bindings::vma_lock_step {
     c_step(vma_lock::read_release(refcnt))
 }
 
 /// The start of an exclusion of readers ([`vma_lock::exclude_begin`]).
 #[no_mangle]
+// See `LTO_INLINE` in folio_rmap.rs.
+#[allow(unused_attributes)]
+#[inline(always)]
 pub extern "C" fn rust_vma_lock_exclude_begin(refcnt: u32) -> bindings::vma_lock_step {
     c_step(vma_lock::exclude_begin(refcnt))
 }
 
 /// The excluding thread's wait condition ([`vma_lock::exclusion_reached`]).
 #[no_mangle]
+// See `LTO_INLINE` in folio_rmap.rs.
+#[allow(unused_attributes)]
+#[inline(always)]
 pub extern "C" fn rust_vma_lock_exclusion_reached(refcnt: u32, detaching: bool) -> bool {
     vma_lock::exclusion_reached(refcnt, detaching)
 }
 
 /// The end of an exclusion ([`vma_lock::exclude_end`]).
 #[no_mangle]
+// See `LTO_INLINE` in folio_rmap.rs.
+#[allow(unused_attributes)]
+#[inline(always)]
 pub extern "C" fn rust_vma_lock_exclude_end(refcnt: u32) -> bindings::vma_lock_step {
     c_step(vma_lock::exclude_end(refcnt))
 }
 
 /// `vma_mark_detached()`'s decrement ([`vma_lock::detach`]).
 #[no_mangle]
+// See `LTO_INLINE` in folio_rmap.rs.
+#[allow(unused_attributes)]
+#[inline(always)]
 pub extern "C" fn rust_vma_lock_detach(refcnt: u32) -> bindings::vma_lock_step {
     c_step(vma_lock::detach(refcnt))
 }
 
 /// `vma_mark_attached()` ([`vma_lock::attach`]).
 #[no_mangle]
+// See `LTO_INLINE` in folio_rmap.rs.
+#[allow(unused_attributes)]
+#[inline(always)]
 pub extern "C" fn rust_vma_lock_attach(refcnt: u32) -> bindings::vma_lock_step {
     c_step(vma_lock::attach(refcnt))
 }
@@ -130,6 +157,9 @@ pub extern "C" fn rust_vma_lock_attach(refcnt: u32) -> bindings::vma_lock_step {
 /// `__is_vma_write_locked()` and the reader's pre-check
 /// ([`vma_lock::is_write_locked`]).
 #[no_mangle]
+// See `LTO_INLINE` in folio_rmap.rs.
+#[allow(unused_attributes)]
+#[inline(always)]
 pub extern "C" fn rust_vma_lock_is_write_locked(vm_lock_seq: u32, mm_seq: u32) -> bool {
     vma_lock::is_write_locked(vm_lock_seq, mm_seq)
 }

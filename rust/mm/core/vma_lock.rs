@@ -279,11 +279,23 @@ pub const fn read_validate(same_mm: bool, vm_lock_seq: u32, mm_seq: u32) -> Verd
 /// looks like a detacher's last reader. Any other extra release, with a
 /// reader still counted, is indistinguishable from a correct one.
 pub const fn read_release(refcnt: u32) -> Step {
+    // The common case first, so that the compiled release (inlined into
+    // every fault handler's vma_end_read()) is a range check and a
+    // decrement: a reader leaves a vma that stays attached, with no
+    // excluding thread (2..FLAG: `Ok`, one less). The branches below give
+    // the same answer for these values.
+    if refcnt.wrapping_sub(2) < EXCLUDE_READERS - 2 {
+        // INVARIANT: refcnt >= 2 here, so the difference does not wrap
+        // (wrapping_sub: no overflow check the compiler cannot see past).
+        return step(Verdict::Ok, refcnt.wrapping_sub(1));
+    }
     if refcnt == DETACHED || refcnt == EXCLUDE_READERS || refcnt >= 1 << 31 {
         step(Verdict::Unbalanced, refcnt)
     } else {
-        // INVARIANT: refcnt >= 1 here, so the difference does not wrap.
-        let new = refcnt - 1;
+        // INVARIANT: refcnt >= 1 here, so the difference does not wrap
+        // (wrapping_sub: LLVM does not always carry `refcnt != 0` from
+        // the test above, and an overflow check would be a panic path).
+        let new = refcnt.wrapping_sub(1);
         if new == DETACHED {
             step(Verdict::Detached, new)
         } else if readers_excluded(new) {
