@@ -97,7 +97,9 @@ def parse_log(path, name=None):
     """The runs, rejected windows and disturbed runs of a boot's log; with
     @name only those of that measurement (a boot may measure several)."""
     runs, rejects, disturbed = [], [], []
-    for line in open(path, errors="replace"):
+    with open(path, errors="replace") as f:
+        lines = f.read().splitlines()
+    for line in lines:
         line = line.strip()
         if name is not None and line.startswith("RUSTMM-BENCH") and \
                 (line.split(" ") + ["", ""])[1] != name:

@@ -125,7 +125,7 @@ build_kernel() { # base|patched
 		if [ "${LTO:-0}" = 1 ]; then
 			say "[patched] rust/mm inlined into its C callers? (scripts/test/lto-check.py)"
 			python3 "$RUST_MM_TOP/scripts/test/lto-check.py" --objdump "$LLVM_BIN/llvm-objdump" \
-				"$OUT/kernel-patched/vmlinux" ||
+				--system "$SYSTEM" "$OUT/kernel-patched/vmlinux" ||
 				die "[patched] the LTO kernel still calls rust/mm's entry points (above): no benchmark"
 		fi
 	fi

@@ -6,7 +6,8 @@ One row per benchmark system (tests/bench/systems/*.toml; in the topics'
 apply order) and arch it has a report for: the report its topic's `Bench:` names (kernel-patches/<topic>/
 topic; a row saying so when it is missing) and the system's report on its
 other arches where one exists (docs/<report>-<arch>.json), then its Clang
-LTO report (docs/<report>-lto.json). A system whose topic is not on 7.3
+LTO report (docs/<report>-lto.json; `Bench:` may name it, as vma-lock's
+does: its measurement on 7.3 is the LTO one). A system whose topic is not on 7.3
 yet (kernel-patches/unported) shows its reports of the 6.12 release
 (docs/<report>-6.12.json). Other variants (BENCH_MMS=N) are not rows.
 Each row says:
@@ -174,21 +175,23 @@ def rows(docs, top=None, now=None):
         sfx, where = ("", "") if s.ported else ("-6.12", ", 6.12")
         bench = s.topic_fields["Bench"]
         names = [s.report_name(a) for a in s.arches]
-        if bench and bench.removesuffix(".json") not in names:
+        lto_names = [s.report + "-lto" + ("" if a == "x86_64" else f"-{a}") for a in s.arches]
+        if bench and bench.removesuffix(".json") not in names + lto_names:
             raise ReadmeError(f"kernel-patches/{s.topic}/topic: Bench: {bench} is none of the reports "
-                              f"of {s.where} ({', '.join(n + '.json' for n in names)})")
+                              f"of {s.where} ({', '.join(n + '.json' for n in names + lto_names)})")
         bench = bench and bench.removesuffix(".json") + sfx + ".json"
         # Each arch's report, then the same system's Clang LTO report
         # (BENCH_LTO=1: the rust-lto topic measured on it), if there is one.
         runs = []
-        for a, name in zip(s.arches, names):
-            runs.append((a, name + sfx, f"{s.name} ({a}{where})", True))
-            lto = s.report + "-lto" + ("" if a == "x86_64" else f"-{a}") + sfx
-            runs.append((a, lto, f"{s.name} + rust-lto ({a}{where})", False))
-        for a, name, label, required in runs:
+        # The one the topic's Bench: names (its measurement, LTO or not)
+        # gets a row saying so when it is missing.
+        for a, name, lto in zip(s.arches, names, lto_names):
+            runs.append((a, name + sfx, f"{s.name} ({a}{where})"))
+            runs.append((a, lto + sfx, f"{s.name} + rust-lto ({a}{where})"))
+        for a, name, label in runs:
             path = os.path.join(docs, name + ".json")
             if not os.path.exists(path):
-                if required and name + ".json" == bench:
+                if name + ".json" == bench:
                     out.append([label, f"no report ({name}.json)", "", "", "", "", "-"])
                 continue
             with open(path) as f:

@@ -15,6 +15,8 @@ booted stage is made here, by one set of rules:
       only the kernel-report scan of a console (KUnit's guest)
   results.py kcsan LOG --tree KSRC
       KCSAN reports, and which of them involve the series' code
+  results.py warnings LOG --tree KSRC
+      compiler warnings of a kernel build in the series' code
 
 Our programs (tests/userspace/result.h) print a plan -- "RUSTMM-PLAN
 <program> <n>" and one "RUSTMM-CASE <program>.<case> [may-skip <why>]" per
@@ -662,17 +664,35 @@ def c_functions(src):
     return funcs
 
 
+def tree_git(tree, *a):
+    return subprocess.run(["git", "-C", tree, *a], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def series_files(tree):
+    """The files the series adds and the files it changes (branch rust-mm
+    of a prepared tree against its tag pristine)."""
+    return (tree_git(tree, "diff", "--name-only", "--diff-filter=A", "pristine", "rust-mm").split(),
+            tree_git(tree, "diff", "--name-only", "--diff-filter=M", "pristine", "rust-mm").split())
+
+
+def touched_lines(tree, f):
+    """The lines of file f (in the series' version) its diff adds or changes."""
+    touched = set()
+    diff = tree_git(tree, "diff", "-U0", "pristine", "rust-mm", "--", f)
+    for m in re.finditer(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", diff, re.M):
+        start, n = int(m.group(1)), int(m.group(2) or 1)
+        touched.update(range(start, start + max(n, 1)))
+    return touched
+
+
 def series_symbols(tree, rust_dir):
     """The functions of the series: every function of a file it adds, every
     function whose body its diff touches in a file it changes, every
     export of rust/mm (and the crate's own symbols, by the crate name in
     their mangled names)."""
-    def git(*a):
-        return subprocess.run(["git", "-C", tree, *a], capture_output=True, text=True,
-                              check=True).stdout
     names = set()
-    added = git("diff", "--name-only", "--diff-filter=A", "pristine", "rust-mm").split()
-    changed = git("diff", "--name-only", "--diff-filter=M", "pristine", "rust-mm").split()
+    added, changed = series_files(tree)
     for f in added + changed:
         if not f.endswith((".c", ".h")):
             continue
@@ -681,10 +701,7 @@ def series_symbols(tree, rust_dir):
         if f in added:
             names.update(n for n, _, _ in funcs)
             continue
-        touched = set()
-        for m in re.finditer(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", git("diff", "-U0", "pristine", "rust-mm", "--", f), re.M):
-            start, n = int(m.group(1)), int(m.group(2) or 1)
-            touched.update(range(start, start + max(n, 1)))
+        touched = touched_lines(tree, f)
         for n, a, b in funcs:
             if any(a <= t <= b for t in touched):
                 names.add(n)
@@ -731,6 +748,47 @@ def cmd_kcsan(args):
     return 1 if ours else 0
 
 
+# A compiler's warning: clang and gcc print "PATH:LINE:COL: warning: ...",
+# rustc "warning: ..." and then " --> PATH:LINE:COL".
+C_WARNING = re.compile(r"^(\S+?):(\d+):\d+: warning: (.*)$", re.M)
+RUST_WARNING = re.compile(r"^warning: (.*)\n\s*--> (\S+?):(\d+):\d+$", re.M)
+
+
+def build_warnings(text, tree, added, touched):
+    """The warnings of a build log in the series' code: anywhere in a file
+    the series adds, on a line it changes in another (touched(f) gives
+    those lines). Paths may be absolute or relative to the tree."""
+    found = []
+    hits = [(m.group(1), int(m.group(2)), m.group(3)) for m in C_WARNING.finditer(text)]
+    hits += [(m.group(2), int(m.group(3)), m.group(1)) for m in RUST_WARNING.finditer(text)]
+    root = os.path.abspath(tree) + os.sep
+    for path, line, what in hits:
+        rel = path[len(root):] if path.startswith(root) else path
+        if rel in added or line in touched(rel):
+            found.append(f"{rel}:{line}: {what}")
+    return sorted(set(found))
+
+
+def cmd_warnings(args):
+    with open(args.log, errors="replace") as f:
+        text = f.read().replace("\r", "")
+    added, changed = series_files(args.tree)
+    changed = set(changed)
+    cache = {}
+
+    def touched(rel):
+        if rel not in changed:
+            return set()
+        if rel not in cache:
+            cache[rel] = touched_lines(args.tree, rel)
+        return cache[rel]
+    found = build_warnings(text, args.tree, set(added), touched)
+    for w in found:
+        print(f"  warning in the series' code: {w}")
+    print(f"build: {len(found)} compiler warnings in the series' code")
+    return 1 if found else 0
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -754,9 +812,13 @@ def main(argv):
     q = sub.add_parser("kcsan")
     q.add_argument("log")
     q.add_argument("--tree", required=True)
+    w = sub.add_parser("warnings")
+    w.add_argument("log")
+    w.add_argument("--tree", required=True)
     args = ap.parse_args(argv)
     return {"console": cmd_console, "parity": cmd_parity, "kunit": cmd_kunit,
-            "scan": cmd_scan, "kcsan": cmd_kcsan}[args.cmd](args)
+            "scan": cmd_scan, "kcsan": cmd_kcsan,
+            "warnings": cmd_warnings}[args.cmd](args)
 
 
 if __name__ == "__main__":

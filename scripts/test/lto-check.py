@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """Prove from a built vmlinux that rust/mm's entry points are inlined.
 
-  lto-check.py [--objdump OBJDUMP] [--expect-calls] [--disassembly] VMLINUX
+  lto-check.py [--objdump OBJDUMP] [--expect-calls] [--disassembly]
+               [--system SYSTEM]... VMLINUX
 
 With CONFIG_RUST_MM_LTO the rmap-ID entry points of rust/mm
 (rust_folio_rmap_add(), rust_folio_rmap_set_new(), the COW reuse check
@@ -28,6 +29,11 @@ disassembles VMLINUX and checks, one line each:
   - and none of the callers above calls a helper of the kernel crate
     (rust_helper_*: on 7.3 the edges' atomics are kernel::sync::atomic's,
     whose operations are such helpers; LTO must inline them too).
+
+--system picks the systems whose entry points are checked (default
+rmap-id; on 7.3 also vma-lock, whose per-transition decisions are
+#[inline(always)] the same way): each system's lines, then the last check
+over all of their entry points.
 
 --expect-calls inverts the verdict for a control run on a kernel built
 without CONFIG_RUST_MM_LTO: there every named caller of an entry point
@@ -121,17 +127,46 @@ OUT_OF_LINE_7_3 = {
     "copy_page_range": "copy_present_ptes_batch",
     "copy_present_ptes_batch": "folio_dup_tracked_mapcount",
 }
+# Linux 7.3's per-VMA lock (topic vma-lock): every transition of
+# vm_refcnt is a decision of rust/mm, asked from mmap_lock.h's inline
+# functions (in every fault handler, vm_flags_*() user and the vma tree's
+# writers) and from mm/mmap_lock.c. The readers' decisions are in
+# vma_start_read() (static: LTO may inline it into lock_vma_under_rcu()
+# and lock_next_vma()), the writers' in __vma_start_exclude_readers(); the
+# last check below (no function calls an entry point) covers the others.
+ENTRY_POINTS_VMA_LOCK_7_3 = [
+    "rust_vma_lock_read_admit",
+    "rust_vma_lock_read_validate",
+    "rust_vma_lock_read_release",
+    "rust_vma_lock_exclude_begin",
+    "rust_vma_lock_exclusion_reached",
+    "rust_vma_lock_exclude_end",
+    "rust_vma_lock_detach",
+    "rust_vma_lock_attach",
+    "rust_vma_lock_is_write_locked",
+]
+CALLERS_VMA_LOCK_7_3 = {
+    "vma_start_read": ["rust_vma_lock_read_admit", "rust_vma_lock_read_validate"],
+    "__vma_start_exclude_readers": ["rust_vma_lock_exclude_begin",
+                                    "rust_vma_lock_exclusion_reached"],
+}
+MAY_VANISH_VMA_LOCK_7_3 = {"vma_start_read", "__vma_start_exclude_readers"}
+# (base, system) -> the system's tables; --system picks them (default
+# rmap-id, whose tables are also ENTRY_POINTS, CALLERS, ... below).
 TABLES = {
-    "6.12": (ENTRY_POINTS_6_12, CALLERS_6_12, OUT_OF_LINE_6_12, MAY_VANISH_6_12),
-    "7.3": (ENTRY_POINTS_7_3, CALLERS_7_3, OUT_OF_LINE_7_3, set()),
+    ("6.12", "rmap-id"): (ENTRY_POINTS_6_12, CALLERS_6_12, OUT_OF_LINE_6_12, MAY_VANISH_6_12),
+    ("7.3", "rmap-id"): (ENTRY_POINTS_7_3, CALLERS_7_3, OUT_OF_LINE_7_3, set()),
+    ("7.3", "vma-lock"): (ENTRY_POINTS_VMA_LOCK_7_3, CALLERS_VMA_LOCK_7_3, {},
+                          MAY_VANISH_VMA_LOCK_7_3),
 }
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import topics  # noqa: E402  (scripts/lib/topics.py: the default base)
 
 BASE = os.environ.get("RUST_MM_BASE") or topics.default_base()
-if BASE not in TABLES:
-    sys.exit(f"lto-check: no tables for RUST_MM_BASE={BASE} (known: {' '.join(TABLES)})")
-ENTRY_POINTS, CALLERS, OUT_OF_LINE, MAY_VANISH = TABLES[BASE]
+if (BASE, "rmap-id") not in TABLES:
+    sys.exit(f"lto-check: no tables for RUST_MM_BASE={BASE} "
+             f"(known: {' '.join(sorted({b for b, _ in TABLES}))})")
+ENTRY_POINTS, CALLERS, OUT_OF_LINE, MAY_VANISH = TABLES[(BASE, "rmap-id")]
 
 FUNC = re.compile(r"^([0-9a-f]+) <([^>]+)>:$")
 # x86: call/jmp (a tail call); arm64: bl/b. Direct branches name their
@@ -176,14 +211,21 @@ def main():
     ap.add_argument("--disassembly", action="store_true",
                     help="the argument is an llvm-objdump -d listing, not a vmlinux "
                     "(tests/tools/test_tools.py)")
+    ap.add_argument("--system", action="append",
+                    help="a system whose entry points to check (repeatable; default rmap-id)")
     ap.add_argument("vmlinux")
     a = ap.parse_args()
+    systems = a.system or ["rmap-id"]
+    for system in systems:
+        if (BASE, system) not in TABLES:
+            known = " ".join(sorted(sy for b, sy in TABLES if b == BASE))
+            print(f"lto-check: no tables for system {system} on {BASE} (known: {known})")
+            return 2
     if a.disassembly:
         with open(a.vmlinux) as f:
             funcs = parse(f.read())
     else:
         funcs = disassemble(a.objdump, a.vmlinux)
-    entry = set(ENTRY_POINTS)
     passed = failed = 0
 
     def verdict(ok, text):
@@ -194,20 +236,44 @@ def main():
             failed += 1
         print(f"lto-check: {text}: {'ok' if ok else 'FAILED'}")
 
-    missing = [e for e in ENTRY_POINTS if e not in funcs]
+    every_entry = set()
+    for system in systems:
+        entry_points, callers, out_of_line, may_vanish = TABLES[(BASE, system)]
+        entry = set(entry_points)
+        every_entry |= entry
+        # Every system's lines but the default's name it.
+        tag = "" if system == "rmap-id" else f"{system}: "
+        check_system(funcs, a, verdict, tag, entry_points, callers, out_of_line, may_vanish)
+
+    entry = every_entry
+    callers = sorted({base_name(f) for f, cs in funcs.items() if any(c in entry for c in cs)})
+    if a.expect_calls:
+        verdict(bool(callers), f"control: {len(callers)} function(s) call an entry point")
+    else:
+        verdict(not callers, "no function in vmlinux calls an entry point" +
+                (f" (callers: {' '.join(callers)})" if callers else ""))
+    print(f"lto-check: {passed} passed, {failed} failed")
+    return 0 if failed == 0 else 1
+
+
+def check_system(funcs, a, verdict, tag, entry_points, callers_table, out_of_line, may_vanish):
+    """One system's lines: its entry points are in vmlinux, and each of its
+    named callers calls none of them (--expect-calls: each of them)."""
+    entry = set(entry_points)
+    missing = [e for e in entry_points if e not in funcs]
     # The exports stay out of line (KUnit and debug code take their
     # address or call them from C that is not hot); only calls vanish.
-    verdict(not missing, "the entry points are in vmlinux" +
+    verdict(not missing, f"{tag}the entry points are in vmlinux" +
             (f" (missing: {' '.join(missing)})" if missing else ""))
 
-    for caller, wants in CALLERS.items():
+    for caller, wants in callers_table.items():
         bodies = [f for f in funcs if base_name(f) == caller]
         if not bodies:
             # Gone only where the compiler may inline a static function
             # into its callers (whose bodies the last check covers).
-            ok = caller in MAY_VANISH
-            verdict(ok, f"{caller}: " + ("inlined into its callers (no body left)" if ok
-                                         else "not in vmlinux"))
+            ok = caller in may_vanish
+            verdict(ok, f"{tag}{caller}: " + ("inlined into its callers (no body left)" if ok
+                                              else "not in vmlinux"))
             continue
         calls = [c for f in bodies for c in funcs[f]]
         to_entry = sorted({c for c in calls if c in entry})
@@ -216,9 +282,9 @@ def main():
             # A helper left out of line is a call per atomic operation.
             to_rust += sorted({c for c in calls if base_name(c).startswith("rust_helper_")})
         if not wants:
-            ool = OUT_OF_LINE[caller]
+            ool = out_of_line[caller]
             calls_ool = any(base_name(c) == ool for c in calls)
-            text = (f"{caller} holds no rust/mm code (calls no entry point, no Rust "
+            text = (f"{tag}{caller} holds no rust/mm code (calls no entry point, no Rust "
                     f"function; its large-folio work is the call to {ool})")
             if to_entry or to_rust:
                 text += f" (calls {' '.join(to_entry + to_rust)})"
@@ -228,22 +294,13 @@ def main():
             continue
         if a.expect_calls:
             ok = all(w in to_entry for w in wants)
-            verdict(ok, f"{caller} (control, no RUST_MM_LTO) calls "
+            verdict(ok, f"{tag}{caller} (control, no RUST_MM_LTO) calls "
                     f"{' '.join(wants)}: {'yes' if ok else 'no: ' + (' '.join(to_entry) or 'none')}")
             continue
-        text = f"{caller} calls no rust/mm entry point, no Rust function and no Rust helper"
+        text = f"{tag}{caller} calls no rust/mm entry point, no Rust function and no Rust helper"
         if to_entry or to_rust:
             text += f" (calls {' '.join(to_entry + to_rust)})"
         verdict(not to_entry and not to_rust, text)
-
-    callers = sorted({base_name(f) for f, cs in funcs.items() if any(c in entry for c in cs)})
-    if a.expect_calls:
-        verdict(bool(callers), f"control: {len(callers)} function(s) call an entry point")
-    else:
-        verdict(not callers, "no function in vmlinux calls an entry point" +
-                (f" (callers: {' '.join(callers)})" if callers else ""))
-    print(f"lto-check: {passed} passed, {failed} failed")
-    return 0 if failed == 0 else 1
 
 
 if __name__ == "__main__":

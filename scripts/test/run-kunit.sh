@@ -11,8 +11,9 @@
 # result no source declares, or a suite missing from the results is a
 # failure. A skipped case counts as failed: our suites skip only when the
 # guest cannot give them what they test, and what was not tested did not
-# pass. One more check: no kernel warning, BUG, oops, lockdep or RCU
-# report in the guest's console.
+# pass. Two more checks: no kernel warning, BUG, oops, lockdep or RCU
+# report in the guest's console, and no compiler warning in the series'
+# code among the files this build compiled.
 # Settings (environment):
 #   KUNIT_SUITES        suites to count (default: every topic's on this arch)
 #   KUNIT_BUILD         build directory (default build/kunit-$TARGET)
@@ -65,6 +66,13 @@ fi
 allow=()
 [ -n "${KUNIT_CONSOLE_ALLOW:-}" ] && allow=(--allow "$KUNIT_CONSOLE_ALLOW")
 if python3 "$RUST_MM_TOP/scripts/lib/results.py" scan "${allow[@]}" --name "KUnit guest" "$OUT/test.log"; then
+	p=$((p + 1))
+else
+	f=$((f + 1))
+fi
+# And no compiler warning in the series' code in what this build compiled
+# (an unregistered KUnit case is an unused function).
+if python3 "$RUST_MM_TOP/scripts/lib/results.py" warnings "$LOG" --tree "$KSRC"; then
 	p=$((p + 1))
 else
 	f=$((f + 1))

@@ -477,6 +477,34 @@ class Scan(unittest.TestCase):
             shutil.rmtree(d)
 
 
+class BuildWarnings(unittest.TestCase):
+    """results.py warnings: a compiler warning in the series' code fails the
+    build's check (an unregistered KUnit case is an unused function)."""
+
+    LOG = ("/k/mm/vma_lock_kunit.c:261:13: warning: unused function 'case_x' [-Wunused-function]\n"
+           "  261 | static void case_x(struct kunit *test)\n"
+           "mm/mmap_lock.c:40:5: warning: something upstream's [-Wfoo]\n"
+           "mm/mmap_lock.c:300:5: warning: on a line the series changed [-Wbar]\n"
+           "drivers/x.c:1:1: warning: not ours [-Wbaz]\n"
+           "warning: unused variable: `v`\n"
+           "  --> rust/mm/vma_lock.rs:12:9\n"
+           "warning: 1 warning emitted\n")
+
+    def test_warnings_in_added_files_and_changed_lines_only(self):
+        found = results.build_warnings(
+            self.LOG, "/k", {"mm/vma_lock_kunit.c", "rust/mm/vma_lock.rs"},
+            lambda f: {300} if f == "mm/mmap_lock.c" else set())
+        self.assertEqual(found, [
+            "mm/mmap_lock.c:300: on a line the series changed [-Wbar]",
+            "mm/vma_lock_kunit.c:261: unused function 'case_x' [-Wunused-function]",
+            "rust/mm/vma_lock.rs:12: unused variable: `v`",
+        ])
+
+    def test_a_clean_log_has_none(self):
+        self.assertEqual(results.build_warnings("CC mm/x.o\nLD vmlinux\n", "/k", {"mm/x.c"},
+                                                lambda f: set()), [])
+
+
 class Stages(unittest.TestCase):
     """scripts/lib/stages.sh: a stage without its result line is a failure;
     the table and the last line add up."""
