@@ -6,7 +6,9 @@
 #   series           the topic files; every topic exported as it would be
 #                    mailed; the whole stack applies with git am and quilt,
 #                    giving exactly the prepared tree; each topic applies on
-#                    the pristine tree plus the topics it depends on
+#                    the pristine tree plus the topics it depends on; the
+#                    patches that change the repository's Rust files (the
+#                    6.12 series' "build 6.12's ..." ones) apply to them
 #   b4               each topic's mbox as a maintainer takes it: b4 am
 #                    rebuilds every patch and the cover with no warning,
 #                    git am applies b4's output on the topic's base
@@ -119,12 +121,13 @@ series_stage() {
 	fi
 	cat "$BUILD_DIR/series-export.log"
 	# The topic files (1) and the export (1), then series.sh check's 4 + one
-	# per topic.
+	# per topic, then the patches that change the repository's Rust files
+	# apply to them, in main's series and in the 6.12 release's (2).
 	local out ok
-	out="$(bash "$T/series/series.sh" check "$dir" 2>&1)"
+	out="$(bash "$T/series/series.sh" check "$dir" 2>&1; bash "$T/series/rust-patches-check.sh" 2>&1)"
 	echo "$out"
 	ok=$(grep -c ': ok$' <<<"$out")
-	echo "series: $((ok + 2)) passed, $((4 + ntopics - ok)) failed"
+	echo "series: $((ok + 2)) passed, $((6 + ntopics - ok)) failed"
 }
 
 tools_stage() {

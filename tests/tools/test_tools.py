@@ -17,6 +17,9 @@
   fails; the control (--expect-calls) wants every call;
 - scripts/series/series.sh export: refuses a topic without the topics it depends
   on (naming them), and refuses without a git identity (never invents one).
+- scripts/series/rust-patches-check.sh: a patch of a series that changes the
+  repository's Rust files and no longer applies to them fails, naming it;
+  the repository's own series pass.
 
 The series.sh tests need a prepared tree (make prepare); they are skipped
 with a reason when it is missing, and make test always has one.
@@ -477,6 +480,44 @@ class LtoCheck(unittest.TestCase):
 KSRC = next(iter(sorted(glob.glob(os.path.join(os.environ.get("BUILD_DIR", os.path.join(TOP, "build")),
                                                 "linux-*", ".rust-mm-applied")))), "/nonexistent/x")
 KSRC = os.path.dirname(KSRC)
+
+
+class RustPatchesCheck(unittest.TestCase):
+    SCRIPT = os.path.join(TOP, "scripts", "series", "rust-patches-check.sh")
+
+    def run_check(self, *dirs):
+        env = dict(os.environ)
+        if dirs:
+            env["RUST_PATCHES_DIRS"] = " ".join(dirs)
+        return subprocess.run(["bash", self.SCRIPT], capture_output=True, text=True, env=env)
+
+    def test_the_repository_series_apply_to_its_rust_files(self):
+        r = self.run_check()
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(r.stdout.count(": ok\n"), 2, r.stdout)
+        # The 6.12 series has such patches (contpte, rmap-id, vma-lock):
+        # the check is not vacuous.
+        self.assertRegex(r.stdout, r"kernel-patches-6\.12: [1-9][0-9]* patches apply")
+
+    def test_a_restore_patch_that_no_longer_applies_fails_naming_it(self):
+        tmp = tempfile.mkdtemp()
+        try:
+            dst = os.path.join(tmp, "kernel-patches-6.12")
+            shutil.copytree(os.path.join(TOP, "kernel-patches-6.12"), dst)
+            patch = glob.glob(os.path.join(dst, "vma-lock", "0002-*.patch"))[0]
+            text = rd(patch)
+            # The first context line of the first hunk, as if the
+            # repository's file had changed under the patch.
+            i = text.index("\n@@ ")
+            j = text.index("\n", i + 1) + 1
+            self.assertEqual(text[j], " ")
+            wr(patch, text[:j] + " // edited:" + text[j + 1:])
+            r = self.run_check(dst)
+        finally:
+            shutil.rmtree(tmp)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("vma-lock/" + os.path.basename(patch), r.stdout)
+        self.assertIn("FAILED", r.stdout)
 
 
 @unittest.skipUnless(os.path.exists(os.path.join(KSRC, ".rust-mm-applied")),
