@@ -5,7 +5,7 @@
 //!
 //! arm64 can mark an aligned block of [`Layout::n`] PTEs that map physically
 //! contiguous memory with identical attributes as *contiguous* (`PTE_CONT`),
-//! so the TLB caches the block as one entry. 6.12's
+//! so the TLB caches the block as one entry. Linux 7.3's
 //! `arch/arm64/mm/contpte.c` folds such blocks behind the generic PTE API
 //! and unfolds them when a caller changes part of one. Everything that file
 //! *decides* is here: which blocks may be folded, what a block reads as,
@@ -15,13 +15,20 @@
 //! an unfold. C keeps every PTE read and write, break-before-make and all
 //! TLB maintenance, and hands this module the values it read.
 //!
-//! Every function is bit-exact with the 6.12 C it replaces (the kernel's
+//! Every function is bit-exact with the 7.3 C it replaces (the kernel's
 //! differential KUnit suite `contpte_rust` runs both); the C each one
 //! mirrors is named in its documentation. The layout of the PTE bits is
 //! [`bits`]; the kernel checks it against its own constants at compile time.
+//!
+//! Two decisions changed from 6.12, the base of this module's first
+//! release (the 6.12 series gives this file that release's content back):
+//! `pte_mkcont()` sets only `PTE_CONT`, and the gathers of a block stop
+//! reading once they have seen a dirty and a young entry --
+//! [`gather`] for its loads only, [`Layout::gather_lockless`] also for
+//! its answer (the entries after that point are not checked).
 
-/// The bits of an arm64 PTE that the decisions read or write (6.12's
-/// `pgtable-hwdef.h` and `pgtable-prot.h`).
+/// The bits of an arm64 PTE that the decisions read or write (7.3's
+/// `pgtable-hwdef.h` and `pgtable-prot.h`, at the places 6.12 had them).
 pub mod bits {
     /// `PTE_VALID`: the entry is a valid descriptor.
     pub const VALID: u64 = 1 << 0;
@@ -54,7 +61,7 @@ pub mod bits {
 use bits::*;
 use core::borrow::Borrow;
 
-/// One PTE value, with the accessors of 6.12's arm64 `pgtable.h`.
+/// One PTE value, with the accessors of 7.3's arm64 `pgtable.h`.
 ///
 /// Each method is the C macro or inline of the same name, bit for bit; in
 /// particular "dirty" is the software DIRTY bit *or* hardware-dirty
@@ -146,10 +153,11 @@ impl Pte {
         };
         Pte((p & !WRITE) | RDONLY)
     }
-    /// `pte_mkcont()`: sets `PTE_CONT` and `PTE_TYPE_PAGE`.
+    /// `pte_mkcont()`: sets `PTE_CONT` (6.12 also set `PTE_TYPE_PAGE`;
+    /// every entry a decision marks is a valid page, which has it).
     #[inline]
     pub const fn mkcont(self) -> Pte {
-        Pte(self.0 | CONT | TYPE_PAGE)
+        Pte(self.0 | CONT)
     }
     /// `pte_mknoncont()`.
     #[inline]
@@ -163,8 +171,8 @@ impl Pte {
         self.mkclean().mkold()
     }
     /// This value with the access and dirty state of `other` added, as
-    /// 6.12 gathers a block: `mkdirty` if `other` is dirty, `mkyoung` if it
-    /// is young.
+    /// contpte.c gathers a block: `mkdirty` if `other` is dirty, `mkyoung`
+    /// if it is young.
     #[inline]
     pub const fn gather(self, other: Pte) -> Pte {
         let p = if other.dirty() { self.mkdirty() } else { self };
@@ -176,7 +184,7 @@ impl Pte {
     }
 }
 
-/// Where the output address sits in a PTE (6.12's `__pte_to_phys()` and
+/// Where the output address sits in a PTE (`__pte_to_phys()` and
 /// `__phys_to_pte_val()`).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum PaLayout {
@@ -199,7 +207,7 @@ pub enum PaLayout {
 /// # Invariants
 ///
 /// A `Layout` the kernel uses passes [`Layout::check`]: a page shift arm64
-/// supports, its contpte block size of 6.12's `CONFIG_ARM64_CONT_PTE_SHIFT`
+/// supports, its contpte block size of `CONFIG_ARM64_CONT_PTE_SHIFT`
 /// default, and a [`PaLayout`] that granule can have.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct Layout {
@@ -215,7 +223,7 @@ pub struct Layout {
 pub const MAX_CONT_PTES: usize = 128;
 
 impl Layout {
-    /// 6.12's layout of a granule with 48-bit PAs, `None` for a page shift
+    /// The layout of a granule with 48-bit PAs, `None` for a page shift
     /// arm64 does not have.
     #[inline]
     pub const fn for_page_shift(page_shift: u32) -> Option<Layout> {
@@ -232,7 +240,7 @@ impl Layout {
         })
     }
 
-    /// Whether this is a layout 6.12 can build: page shift 12/14/16 with
+    /// Whether this is a layout 7.3 can build: page shift 12/14/16 with
     /// block sizes 16/128/32 entries, 52-bit PAs on 64K only without
     /// LPA2 and on 4K/16K only with it.
     #[inline]
@@ -357,7 +365,7 @@ impl Layout {
     /// Whether the folio covers `addr`'s whole block in *virtual* address
     /// space (`__contpte_try_fold()`): the folio starts `page_idx` pages
     /// before `addr` and has `folio_nr` pages. Wrapping unsigned arithmetic,
-    /// exactly as 6.12's: a folio whose start would lie below address 0
+    /// exactly as contpte.c's: a folio whose start would lie below address 0
     /// does not cover.
     #[inline]
     pub const fn folio_covers_block(&self, addr: u64, page_idx: u64, folio_nr: u64) -> bool {
@@ -432,10 +440,20 @@ impl Layout {
     /// `ptep_get_lockless()` returns; `None` means the reads saw a fold,
     /// unfold or other change in progress and C must read again.
     ///
-    /// A non-contiguous `orig` is its own answer. Otherwise every entry must
-    /// be valid and contiguous, at its place in one PFN run through `orig`,
-    /// with `orig`'s attributes apart from access and dirty state. Fewer or
-    /// more than [`Layout::n`] entries are not a consistent block.
+    /// A non-contiguous `orig` is its own answer. Otherwise the entries are
+    /// read in order until one dirty and one young entry have been seen
+    /// (one entry may be both), or to the block's end, and each entry read
+    /// must be `contpte_is_consistent()`: valid and contiguous, at its
+    /// place in one PFN run through `orig`, with `orig`'s attributes apart
+    /// from access and dirty state. The entries after the stop are neither
+    /// read nor checked: 7.3 returns where 6.12 retried on a change there.
+    /// A block that ends before [`Layout::n`] entries without the stop is
+    /// not a consistent block, and no entry past the n-th is read.
+    ///
+    /// 7.3's C reads the first dirty entry twice (its search for a young
+    /// entry starts there); this reads it once. Over the same values the
+    /// answers are equal; on a live block the single read is one C could
+    /// have made.
     #[inline]
     pub fn gather_lockless(&self, orig: Pte, idx: usize, block: impl Block) -> Option<Pte> {
         if !orig.valid_cont() {
@@ -446,22 +464,23 @@ impl Layout {
         }
         let prot = self.pgprot(orig.without_access_dirty());
         let mut pfn = self.pfn(orig).wrapping_sub(idx as u64);
-        let mut out = orig;
+        let mut seen = Seen::default();
         let mut count = 0;
-        for raw in block {
+        for raw in block.into_iter().take(self.n()) {
             let p = Pte(*raw.borrow());
-            if count == self.n()
-                || !p.valid_cont()
+            if !p.valid_cont()
                 || self.pfn(p) != pfn
                 || self.pgprot(p.without_access_dirty()) != prot
             {
                 return None;
             }
-            out = out.gather(p);
-            pfn = pfn.wrapping_add(1);
             count += 1;
+            if seen.add(p) {
+                break;
+            }
+            pfn = pfn.wrapping_add(1);
         }
-        (count == self.n()).then_some(out)
+        (seen.both() || count == self.n()).then(|| seen.apply(orig))
     }
 
     /// Whether `contpte_set_ptes()` splits its range into block-sized
@@ -473,7 +492,7 @@ impl Layout {
     }
 
     /// `contpte_set_ptes()`'s plan for `nr` entries from the page-aligned
-    /// `addr`, mapping PFNs from `pfn` on: 6.12 cuts the range at every
+    /// `addr`, mapping PFNs from `pfn` on: contpte.c cuts the range at every
     /// block boundary and marks a chunk contiguous iff it is one whole
     /// aligned block of aligned PFNs. Since the address and the PFN
     /// advance together, that is three runs: the entries before the first
@@ -503,7 +522,7 @@ impl Layout {
 
     /// `contpte_set_ptes()`'s whole plan, chunk by chunk, for `nr` entries
     /// from `addr` starting with `pte`: [`Layout::set_ptes_runs`] as the
-    /// chunks 6.12's loop writes (what the tests compare).
+    /// chunks its loop writes (what the tests compare).
     #[inline]
     pub fn set_ptes_plan(&self, addr: u64, pte: Pte, nr: u32) -> SetPtesPlan {
         let pfn = self.pfn(pte);
@@ -531,9 +550,12 @@ impl Layout {
         }
     }
 
-    /// `contpte_clear_young_dirty_ptes()`'s range: `nr` entries from `addr`
-    /// (page-table index `ptep_idx`), widened to the whole block at the end
-    /// if the last entry is contiguous and at the start if the first is.
+    /// `contpte_align_addr_ptep()`'s range, which 7.3's
+    /// `contpte_clear_young_dirty_ptes()`, `contpte_test_and_clear_young_ptes()`
+    /// and `contpte_clear_flush_young_ptes()` clear (and the last flushes):
+    /// `nr` entries from `addr` (page-table index `ptep_idx`), widened to
+    /// the whole block at the end if the last entry is contiguous and at
+    /// the start if the first is (C reads the last entry first).
     #[inline]
     pub const fn clear_young_dirty_span(
         &self,
@@ -570,19 +592,62 @@ pub const ACCESS_FLAGS: u64 = RDONLY | AF | WRITE | DIRTY;
 /// or the kernel edge's live view of a page table, which loads each entry
 /// when the decision asks for it (a relaxed atomic load, what
 /// `__ptep_get()` is), so a decision that stops early reads no further,
-/// as 6.12's loops do.
+/// as contpte.c's loops do.
 pub trait Block: IntoIterator<Item: Borrow<u64>> {}
 
 impl<T: IntoIterator<Item: Borrow<u64>>> Block for T {}
 
-/// `contpte_ptep_get()`: `orig` with the access and dirty state of every
-/// entry of its block (read under the PTL) gathered in. Keeps `orig`'s PFN
-/// and its `PTE_CONT`.
+/// The access and dirty state a gather has seen so far.
+#[derive(Clone, Copy, Default)]
+struct Seen {
+    dirty: bool,
+    young: bool,
+}
+
+impl Seen {
+    /// Adds `p`'s state; whether both have now been seen (7.3's loops stop
+    /// there).
+    #[inline]
+    fn add(&mut self, p: Pte) -> bool {
+        self.dirty |= p.dirty();
+        self.young |= p.young();
+        self.both()
+    }
+
+    #[inline]
+    fn both(self) -> bool {
+        self.dirty && self.young
+    }
+
+    /// `orig` with `pte_mkdirty()` and `pte_mkyoung()` as seen.
+    #[inline]
+    fn apply(self, orig: Pte) -> Pte {
+        let p = if self.dirty { orig.mkdirty() } else { orig };
+        if self.young {
+            p.mkyoung()
+        } else {
+            p
+        }
+    }
+}
+
+/// `contpte_ptep_get()`: `orig` with the access and dirty state of its
+/// block (read under the PTL) gathered in. Keeps `orig`'s PFN and its
+/// `PTE_CONT`.
+///
+/// As 7.3's loop, it stops reading once it has seen a dirty and a young
+/// entry: what follows cannot change the answer, which is the state of
+/// every entry ORed in. 7.3's C reads the first dirty entry twice; this
+/// reads it once.
 #[inline]
 pub fn gather(orig: Pte, block: impl Block) -> Pte {
-    block
-        .into_iter()
-        .fold(orig, |acc, raw| acc.gather(Pte(*raw.borrow())))
+    let mut seen = Seen::default();
+    for raw in block {
+        if seen.add(Pte(*raw.borrow())) {
+            break;
+        }
+    }
+    seen.apply(orig)
 }
 
 /// `contpte_all_subptes_match_access_flags()`: every raw entry of the block

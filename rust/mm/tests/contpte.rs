@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Host tests of the contpte decisions: each against a line-by-line
-//! transcription of 6.12.117's `arch/arm64/mm/contpte.c` and the arm64
-//! accessors it uses (module `c612`, written from the C, not from the
+//! transcription of 7.3.4's `arch/arm64/mm/contpte.c` and the arm64
+//! accessors it uses (module `c73`, written from the C, not from the
 //! core), on the named cases of the design, exhaustively where the input
 //! space is small, and on 1,000,000 structured random blocks per granule --
 //! the same vectors the kernel's differential KUnit suite runs against the
@@ -14,9 +14,10 @@ use rust_mm_core::contpte::{
     Span, MAX_CONT_PTES,
 };
 use rust_mm_core::contpte_vectors::{digest, BlockGen, Case};
+use std::cell::Cell;
 
-/// 6.12.117's C, transcribed. Every function names the C it copies.
-mod c612 {
+/// 7.3.4's C, transcribed. Every function names the C it copies.
+mod c73 {
     use rust_mm_core::contpte::{Layout, PaLayout};
 
     pub const PTE_VALID: u64 = 1;
@@ -26,7 +27,6 @@ mod c612 {
     pub const PTE_CONT: u64 = 1 << 52;
     pub const PTE_DIRTY: u64 = 1 << 55;
     pub const PTE_SPECIAL: u64 = 1 << 56;
-    pub const PTE_TYPE_PAGE: u64 = 3;
 
     pub fn pte_valid(p: u64) -> bool {
         p & PTE_VALID != 0
@@ -75,7 +75,7 @@ mod c612 {
         p | PTE_AF
     }
     pub fn pte_mkcont(p: u64) -> u64 {
-        p | PTE_CONT | PTE_TYPE_PAGE
+        p | PTE_CONT
     }
     pub fn pte_mknoncont(p: u64) -> u64 {
         p & !PTE_CONT
@@ -133,7 +133,7 @@ mod c612 {
     }
 
     /// The inline `contpte_try_fold()` and `__contpte_try_fold()`, up to
-    /// the convert: whether 6.12 folds. `block` is the block as read.
+    /// the convert: whether contpte.c folds. `block` is the block as read.
     #[allow(clippy::too_many_arguments)]
     pub fn try_fold(
         l: &Layout,
@@ -196,22 +196,142 @@ mod c612 {
         pte
     }
 
-    /// `contpte_ptep_get()`.
-    pub fn ptep_get(orig: u64, block: &[u64]) -> u64 {
+    /// `contpte_ptep_get()`, with the indices it reads (the first dirty
+    /// entry twice).
+    pub fn ptep_get_reads(orig: u64, block: &[u64]) -> (u64, Vec<usize>) {
         let mut orig_pte = orig;
-        for &pte in block {
+        let mut reads = Vec::new();
+        let n = block.len();
+        let mut i = 0;
+        while i < n {
+            reads.push(i);
+            let pte = block[i];
             if pte_dirty(pte) {
                 orig_pte = pte_mkdirty(orig_pte);
+                while i < n {
+                    reads.push(i);
+                    if pte_young(block[i]) {
+                        orig_pte = pte_mkyoung(orig_pte);
+                        break;
+                    }
+                    i += 1;
+                }
+                break;
             }
             if pte_young(pte) {
                 orig_pte = pte_mkyoung(orig_pte);
+                i += 1;
+                while i < n {
+                    reads.push(i);
+                    if pte_dirty(block[i]) {
+                        orig_pte = pte_mkdirty(orig_pte);
+                        break;
+                    }
+                    i += 1;
+                }
+                break;
             }
+            i += 1;
         }
-        orig_pte
+        (orig_pte, reads)
+    }
+
+    /// `contpte_ptep_get()`.
+    pub fn ptep_get(orig: u64, block: &[u64]) -> u64 {
+        ptep_get_reads(orig, block).0
+    }
+
+    /// `contpte_is_consistent()`.
+    fn is_consistent(l: &Layout, pte: u64, pfn: u64, orig_prot: u64) -> bool {
+        let prot = pte_pgprot(l, pte_mkold(pte_mkclean(pte)));
+        pte_valid_cont(pte) && pte_pfn(l, pte) == pfn && prot == orig_prot
     }
 
     /// One pass of `contpte_ptep_get_lockless()`: `None` is `goto retry`.
+    /// `block` is what the reads of the block return (`CONT_PTES` entries).
     pub fn ptep_get_lockless(l: &Layout, orig: u64, idx: usize, block: &[u64]) -> Option<u64> {
+        ptep_get_lockless_reads(l, orig, idx, block).0
+    }
+
+    /// [`ptep_get_lockless`] and how many entries of the block it read
+    /// (it reads a prefix; the first dirty entry twice, counted once).
+    pub fn ptep_get_lockless_reads(
+        l: &Layout,
+        orig: u64,
+        idx: usize,
+        block: &[u64],
+    ) -> (Option<u64>, usize) {
+        let mut reads = 0;
+        let mut read = |i: usize| {
+            reads = reads.max(i + 1);
+            block.get(i).copied()
+        };
+        let answer = lockless_pass(l, orig, idx, &mut read);
+        (answer, reads)
+    }
+
+    fn lockless_pass(
+        l: &Layout,
+        orig: u64,
+        idx: usize,
+        read: &mut impl FnMut(usize) -> Option<u64>,
+    ) -> Option<u64> {
+        let mut orig_pte = orig;
+        if !pte_valid_cont(orig_pte) {
+            return Some(orig_pte);
+        }
+        let orig_prot = pte_pgprot(l, pte_mkold(pte_mkclean(orig_pte)));
+        let mut pfn = pte_pfn(l, orig_pte).wrapping_sub(idx as u64);
+        let n = cont_ptes(l) as usize;
+        let mut i = 0;
+        while i < n {
+            let pte = read(i)?;
+            if !is_consistent(l, pte, pfn, orig_prot) {
+                return None;
+            }
+            if pte_dirty(pte) {
+                orig_pte = pte_mkdirty(orig_pte);
+                while i < n {
+                    let pte = read(i)?;
+                    if !is_consistent(l, pte, pfn, orig_prot) {
+                        return None;
+                    }
+                    if pte_young(pte) {
+                        orig_pte = pte_mkyoung(orig_pte);
+                        break;
+                    }
+                    i += 1;
+                    pfn = pfn.wrapping_add(1);
+                }
+                break;
+            }
+            if pte_young(pte) {
+                orig_pte = pte_mkyoung(orig_pte);
+                i += 1;
+                pfn = pfn.wrapping_add(1);
+                while i < n {
+                    let pte = read(i)?;
+                    if !is_consistent(l, pte, pfn, orig_prot) {
+                        return None;
+                    }
+                    if pte_dirty(pte) {
+                        orig_pte = pte_mkdirty(orig_pte);
+                        break;
+                    }
+                    i += 1;
+                    pfn = pfn.wrapping_add(1);
+                }
+                break;
+            }
+            i += 1;
+            pfn = pfn.wrapping_add(1);
+        }
+        Some(orig_pte)
+    }
+
+    /// 6.12.117's `contpte_ptep_get_lockless()`, which checks every entry
+    /// of the block: the mutant a 7.3 port must not be.
+    pub fn ptep_get_lockless_6_12(l: &Layout, orig: u64, idx: usize, block: &[u64]) -> Option<u64> {
         let mut orig_pte = orig;
         if !pte_valid_cont(orig_pte) {
             return Some(orig_pte);
@@ -219,8 +339,7 @@ mod c612 {
         let orig_prot = pte_pgprot(l, pte_mkold(pte_mkclean(orig_pte)));
         let mut pfn = pte_pfn(l, orig_pte).wrapping_sub(idx as u64);
         for &pte in block {
-            let prot = pte_pgprot(l, pte_mkold(pte_mkclean(pte)));
-            if !pte_valid_cont(pte) || pte_pfn(l, pte) != pfn || prot != orig_prot {
+            if !is_consistent(l, pte, pfn, orig_prot) {
                 return None;
             }
             if pte_dirty(pte) {
@@ -284,8 +403,9 @@ mod c612 {
         (first, end != align_down(end, n))
     }
 
-    /// `contpte_clear_young_dirty_ptes()`: (start, ptep index, nr) it
-    /// passes to `__clear_young_dirty_ptes()`.
+    /// `contpte_align_addr_ptep()` as `contpte_clear_young_dirty_ptes()`
+    /// calls it: (start, ptep index, nr) it passes to
+    /// `__clear_young_dirty_ptes()`.
     pub fn clear_young_dirty(
         l: &Layout,
         addr: u64,
@@ -326,7 +446,7 @@ mod c612 {
     }
 }
 
-/// The layouts 6.12 can build, the three granules first.
+/// The layouts 7.3 can build, the three granules first.
 fn layouts() -> Vec<Layout> {
     let mut v: Vec<Layout> = [12, 14, 16]
         .iter()
@@ -374,31 +494,46 @@ fn check_case(l: &Layout, c: &Case, block: &[u64]) {
         let rust = l.fold_hint(addr, pte)
             && l.try_fold(c.mm_is_user, addr, pte, c.page_idx, c.folio_nr, block)
                 == Some(pte.mkcont());
-        let c612 = c612::try_fold(l, c.mm_is_user, addr, pte.0, c.page_idx, c.folio_nr, block);
-        assert_eq!(rust, c612, "fold {l:?} {c:?} {block:x?}");
+        let want = c73::try_fold(l, c.mm_is_user, addr, pte.0, c.page_idx, c.folio_nr, block);
+        assert_eq!(rust, want, "fold {l:?} {c:?} {block:x?}");
     }
     for template in [c.pte.mkcont(), c.pte.mknoncont()] {
         assert_eq!(
             l.convert(template, block).0,
-            c612::convert(l, template.0, block)
+            c73::convert(l, template.0, block)
         );
     }
-    assert_eq!(gather(c.pte, block).0, c612::ptep_get(c.pte.0, block));
+    // The gathers: the same answer from the same entries (a prefix of
+    // the block; 7.3 stops at the first point where it has seen a dirty
+    // and a young entry).
+    let (want, c_reads) = c73::ptep_get_reads(c.pte.0, block);
+    let reads = Cell::new(0);
+    let got = gather(c.pte, block.iter().inspect(|_| reads.set(reads.get() + 1)));
+    assert_eq!(got.0, want);
+    assert_eq!(reads.get(), c_reads.last().map_or(0, |&i| i + 1));
+    let (want, c_reads) = c73::ptep_get_lockless_reads(l, c.pte.0, c.idx, block);
+    reads.set(0);
+    let got = l.gather_lockless(
+        c.pte,
+        c.idx,
+        block.iter().inspect(|_| reads.set(reads.get() + 1)),
+    );
+    assert_eq!(got.map(|p| p.0), want, "lockless {l:?} {c:?} {block:x?}");
     assert_eq!(
-        l.gather_lockless(c.pte, c.idx, block).map(|p| p.0),
-        c612::ptep_get_lockless(l, c.pte.0, c.idx, block),
-        "lockless {l:?} {c:?} {block:x?}"
+        reads.get(),
+        c_reads,
+        "lockless reads {l:?} {c:?} {block:x?}"
     );
     let plan = match access_flags_plan(block, c.pte, c.entry) {
         AccessPlan::NoOp => 0,
         AccessPlan::WholeBlock => 1,
         AccessPlan::UnfoldTarget => 2,
     };
-    assert_eq!(plan, c612::set_access_flags(block, c.pte.0, c.entry.0));
+    assert_eq!(plan, c73::set_access_flags(block, c.pte.0, c.entry.0));
 }
 
 #[test]
-fn every_layout_6_12_can_build_checks_and_no_other() {
+fn every_layout_7_3_can_build_checks_and_no_other() {
     for l in layouts() {
         assert!(l.check(), "{l:?}");
         assert!(l.n() <= MAX_CONT_PTES);
@@ -441,18 +576,18 @@ fn accessors_match_arm64_c_on_every_combination_of_their_bits() {
                 }
             }
             let q = Pte(p);
-            assert_eq!(q.dirty(), c612::pte_dirty(p));
-            assert_eq!(q.young(), c612::pte_young(p));
-            assert_eq!(q.valid_cont(), c612::pte_valid_cont(p));
-            assert_eq!(q.mkclean().0, c612::pte_mkclean(p));
-            assert_eq!(q.mkdirty().0, c612::pte_mkdirty(p));
-            assert_eq!(q.mkold().0, c612::pte_mkold(p));
-            assert_eq!(q.mkcont().0, c612::pte_mkcont(p));
-            assert_eq!(q.mknoncont().0, c612::pte_mknoncont(p));
+            assert_eq!(q.dirty(), c73::pte_dirty(p));
+            assert_eq!(q.young(), c73::pte_young(p));
+            assert_eq!(q.valid_cont(), c73::pte_valid_cont(p));
+            assert_eq!(q.mkclean().0, c73::pte_mkclean(p));
+            assert_eq!(q.mkdirty().0, c73::pte_mkdirty(p));
+            assert_eq!(q.mkold().0, c73::pte_mkold(p));
+            assert_eq!(q.mkcont().0, c73::pte_mkcont(p));
+            assert_eq!(q.mknoncont().0, c73::pte_mknoncont(p));
             for l in layouts() {
-                assert_eq!(l.pfn(q), c612::pte_pfn(&l, p));
-                assert_eq!(l.pgprot(q), c612::pte_pgprot(&l, p));
-                assert_eq!(l.advance_pfn(q, 1).0, c612::pte_advance_pfn(&l, p, 1));
+                assert_eq!(l.pfn(q), c73::pte_pfn(&l, p));
+                assert_eq!(l.pgprot(q), c73::pte_pgprot(&l, p));
+                assert_eq!(l.advance_pfn(q, 1).0, c73::pte_advance_pfn(&l, p, 1));
             }
         }
     }
@@ -472,7 +607,9 @@ fn arm64_dirty_means_sw_dirty_or_writable_and_not_rdonly() {
     assert!(ro.mkdirty().rdonly() && ro.mkdirty().sw_dirty());
     // wrprotect moves hardware-dirty to software dirty, not clean.
     assert!(hw.wrprotect().sw_dirty() && !clean.wrprotect().sw_dirty());
-    assert_eq!(Pte(0).mkcont().0, CONT | TYPE_PAGE);
+    // 7.3's pte_mkcont() sets PTE_CONT only (6.12's also PTE_TYPE_PAGE).
+    assert_eq!(Pte(0).mkcont().0, CONT);
+    assert_eq!(clean.mkcont().0, clean.0 | CONT);
 }
 
 #[test]
@@ -482,7 +619,7 @@ fn pfn_round_trips_at_the_edges_of_every_address_layout() {
         ..Layout::for_page_shift(16).unwrap()
     };
     // PA bit 48 (pfn 2^32 with 64K pages) lands in PTE bit 12.
-    // (6.12's PTE_ADDR_LOW reaches bit 49 on 64K, so PA bit 48 also stays
+    // (PTE_ADDR_LOW reaches bit 49 on 64K, so PA bit 48 also stays
     // in bit 48: bit-exact with the C, harmless as decoding ORs them.)
     let p = k64.pfn_pte(1 << 32, 0);
     assert_eq!(p.0, (1 << 48) | (1 << 12));
@@ -525,7 +662,7 @@ fn a_uniform_block_of_one_folio_folds_with_gathered_access_and_dirty() {
 }
 
 #[test]
-fn a_block_is_never_folded_for_each_reason_6_12_refuses() {
+fn a_block_is_never_folded_for_each_reason_7_3_refuses() {
     let block = rw_block(0x1000);
     let addr = 0x7f00_0000_f000;
     let pte = Pte(block[15]);
@@ -586,7 +723,7 @@ fn gather_ors_access_and_dirty_and_keeps_the_target_pfn_and_cont() {
 }
 
 #[test]
-fn a_lockless_reader_retries_on_any_mixed_view_and_never_returns_one() {
+fn a_lockless_reader_retries_on_any_mixed_view_of_what_it_reads() {
     let block: Vec<u64> = rw_block(0x1000)
         .iter()
         .map(|&p| Pte(p).mkcont().0)
@@ -625,6 +762,83 @@ fn a_lockless_reader_retries_on_any_mixed_view_and_never_returns_one() {
 }
 
 #[test]
+fn a_lockless_reader_stops_checking_once_it_has_seen_dirty_and_young() {
+    let block: Vec<u64> = rw_block(0x1000)
+        .iter()
+        .map(|&p| Pte(p).mkcont().mkold().0)
+        .collect();
+    let target = Pte(block[5]);
+    // Entry 3 dirty and young: 7.3 reads entries 0..=3 and returns,
+    // whatever the rest of the block holds (6.12 checked all 16 and
+    // retried on the entry cleared by a break at 9).
+    let mut b = block.clone();
+    b[3] = Pte(b[3]).mkdirty().mkyoung().0;
+    b[9] = 0;
+    let got = L4K.gather_lockless(target, 5, &b).expect("7.3 returns");
+    assert!(got.dirty() && got.young());
+    assert_eq!(c73::ptep_get_lockless(&L4K, target.0, 5, &b), Some(got.0));
+    assert_eq!(c73::ptep_get_lockless_6_12(&L4K, target.0, 5, &b), None);
+    // Dirty at 2 and young at 7: the cleared entry at 5 lies inside what
+    // is read, so the view is mixed.
+    let mut b = block.clone();
+    b[2] = Pte(b[2]).mkdirty().0;
+    b[7] = Pte(b[7]).mkyoung().0;
+    assert!(L4K.gather_lockless(target, 5, &b).is_some());
+    b[5] = 0;
+    assert_eq!(L4K.gather_lockless(target, 5, &b), None);
+    // Young at 2, dirty at 4: stops at 4, past the target's own index.
+    let mut b = block.clone();
+    b[2] = Pte(b[2]).mkyoung().0;
+    b[4] = Pte(b[4]).mkdirty().0;
+    b[6] = Pte(b[6]).wrprotect().0;
+    assert!(L4K.gather_lockless(target, 5, &b).is_some());
+    // Neither bit anywhere: every entry is read and checked; no entry past
+    // the block's 16th is read.
+    let reads = Cell::new(0);
+    let long: Vec<u64> = block.iter().chain(block.iter()).copied().collect();
+    let got = L4K.gather_lockless(
+        target,
+        5,
+        long.iter().inspect(|_| reads.set(reads.get() + 1)),
+    );
+    assert_eq!((got, reads.get()), (Some(target), 16));
+    assert_eq!(L4K.gather_lockless(target, 5, &block[..15]), None);
+}
+
+#[test]
+fn gather_reads_up_to_the_first_point_with_dirty_and_young_seen() {
+    let block: Vec<u64> = rw_block(0x1000)
+        .iter()
+        .map(|&p| Pte(p).mkcont().mkold().0)
+        .collect();
+    let target = Pte(block[0]);
+    for (dirty, young, stop) in [
+        (Some(3), Some(3), 4),
+        (Some(3), Some(9), 10),
+        (Some(9), Some(3), 10),
+        (Some(3), None, 16),
+        (None, Some(15), 16),
+        (None, None, 16),
+    ] {
+        let mut b = block.clone();
+        if let Some(i) = dirty {
+            b[i] = Pte(b[i]).mkdirty().0;
+        }
+        if let Some(i) = young {
+            b[i] = Pte(b[i]).mkyoung().0;
+        }
+        let reads = Cell::new(0);
+        let got = gather(target, b.iter().inspect(|_| reads.set(reads.get() + 1)));
+        assert_eq!(got.dirty(), dirty.is_some());
+        assert_eq!(got.young(), young.is_some());
+        assert_eq!(reads.get(), stop, "dirty {dirty:?} young {young:?}");
+        let (want, c_reads) = c73::ptep_get_reads(target.0, &b);
+        assert_eq!(got.0, want);
+        assert_eq!(c_reads.last().map_or(0, |&i| i + 1), stop);
+    }
+}
+
+#[test]
 fn set_ptes_marks_only_whole_aligned_blocks_contiguous_exhaustively() {
     for l in layouts() {
         let n = l.n() as u64;
@@ -635,7 +849,7 @@ fn set_ptes_marks_only_whole_aligned_blocks_contiguous_exhaustively() {
                 for nr in 2..=(3 * n as u32 + 1) {
                     let addr = 0x40_0000_0000 + va_off * ps;
                     let pte = l.pfn_pte(n * 1000 + pfn_off, prot);
-                    let calls = c612::set_ptes(&l, true, addr, pte.0, nr);
+                    let calls = c73::set_ptes(&l, true, addr, pte.0, nr);
                     let plan: Vec<(u64, u64, u32)> = {
                         let mut a = addr;
                         l.set_ptes_plan(addr, pte, nr)
@@ -662,7 +876,7 @@ fn set_ptes_marks_only_whole_aligned_blocks_contiguous_exhaustively() {
         let none = l.pfn_pte(0, 0x0060_0000_0000_0f82);
         assert!(!l.set_ptes_splits(true, none));
         assert!(!l.set_ptes_splits(false, l.pfn_pte(0, prot)));
-        assert_eq!(c612::set_ptes(&l, true, 0, none.0, 40).len(), 1);
+        assert_eq!(c73::set_ptes(&l, true, 0, none.0, 40).len(), 1);
     }
 }
 
@@ -697,7 +911,7 @@ fn unfold_partial_looks_only_at_partly_covered_ends_exhaustively() {
         for idx in 0..2 * n {
             for nr in 1..=(3 * n as u32) {
                 let PartialEnds { first, last } = l.partial_ends(idx, nr);
-                assert_eq!((first, last), c612::unfold_partial(&l, idx, nr));
+                assert_eq!((first, last), c73::unfold_partial(&l, idx, nr));
             }
         }
     }
@@ -745,7 +959,7 @@ fn clear_young_dirty_widens_to_whole_blocks_exhaustively() {
                         l.clear_young_dirty_span(addr, idx, nr, fc, lc);
                     assert_eq!(
                         (start, idx - back, k),
-                        c612::clear_young_dirty(&l, addr, idx, nr, fc, lc)
+                        c73::clear_young_dirty(&l, addr, idx, nr, fc, lc)
                     );
                 }
             }
@@ -757,7 +971,7 @@ fn clear_young_dirty_widens_to_whole_blocks_exhaustively() {
 }
 
 #[test]
-fn access_flags_plan_matches_6_12_on_every_flag_combination() {
+fn access_flags_plan_matches_7_3_on_every_flag_combination() {
     let m = [RDONLY, AF, WRITE, DIRTY];
     let with = |base: u64, f: u32| {
         m.iter()
@@ -790,7 +1004,7 @@ fn access_flags_plan_matches_6_12_on_every_flag_combination() {
                             AccessPlan::WholeBlock => 1,
                             AccessPlan::UnfoldTarget => 2,
                         };
-                        assert_eq!(rust, c612::set_access_flags(&block, block[target], entry.0));
+                        assert_eq!(rust, c73::set_access_flags(&block, block[target], entry.0));
                     }
                 }
             }
@@ -800,8 +1014,9 @@ fn access_flags_plan_matches_6_12_on_every_flag_combination() {
 
 #[test]
 fn a_dirty_sibling_does_not_hide_a_read_only_target() {
-    // The 6.12.y fix: the gathered view says "dirty and young", but the
-    // target itself is still read-only: not a no-op.
+    // The v7.0-rc3 fix (in 7.3, and in 6.12.y): the gathered view says
+    // "dirty and young", but the target itself is still read-only: not a
+    // no-op.
     let mut block: Vec<u64> = rw_block(0x1000)
         .iter()
         .map(|&p| Pte(p).mkcont().0)
@@ -845,7 +1060,7 @@ fn the_vectors_are_the_ones_the_kunit_suite_runs() {
 }
 
 #[test]
-fn one_million_structured_blocks_per_granule_agree_with_6_12() {
+fn one_million_structured_blocks_per_granule_agree_with_7_3() {
     for l in layouts() {
         // The three granules as the kernel builds them get the full
         // million; the 52-bit layouts (no kernel we build) a tenth.
@@ -889,17 +1104,28 @@ fn one_million_structured_blocks_per_granule_agree_with_6_12() {
 }
 
 /// Decisions with one deliberate mistake each: the vectors must tell every
-/// one of them from 6.12, or the differential test could not fail.
+/// one of them from 7.3, or the differential test could not fail.
 #[test]
 fn the_vectors_catch_every_mutated_decision() {
     type Mutant = fn(&Layout, &Case, &[u64]) -> bool;
     // Each returns whether the mutant disagrees with the transcribed C.
-    let mutants: [(&str, Mutant); 5] = [
+    let mutants: [(&str, Mutant); 7] = [
+        (
+            "lockless read that checks every entry (6.12's rule)",
+            |l, c, b| {
+                c73::ptep_get_lockless_6_12(l, c.pte.0, c.idx, b)
+                    != c73::ptep_get_lockless(l, c.pte.0, c.idx, b)
+            },
+        ),
+        ("gather that reads every entry (6.12's loop)", |_, c, b| {
+            let (_, reads) = c73::ptep_get_reads(c.pte.0, b);
+            reads.last().map_or(0, |&i| i + 1) != b.len()
+        }),
         ("fold without the folio cover check", |l, c, b| {
             let last = Pte(b[l.n() - 1]);
             let fa = l.block_start(c.addr) + ((l.n() as u64 - 1) << l.page_shift);
             let m = l.fold_hint(fa, last) && c.mm_is_user && l.block_uniform(last, b);
-            m != c612::try_fold(l, c.mm_is_user, fa, last.0, c.page_idx, c.folio_nr, b)
+            m != c73::try_fold(l, c.mm_is_user, fa, last.0, c.page_idx, c.folio_nr, b)
         }),
         ("fold comparing only PFNs, not attributes", |l, c, b| {
             let last = Pte(b[l.n() - 1]);
@@ -911,7 +1137,7 @@ fn the_vectors_catch_every_mutated_decision() {
                 && b.iter()
                     .enumerate()
                     .all(|(i, &p)| l.pfn(Pte(p)) == base + i as u64);
-            m != c612::try_fold(l, c.mm_is_user, fa, last.0, c.page_idx, c.folio_nr, b)
+            m != c73::try_fold(l, c.mm_is_user, fa, last.0, c.page_idx, c.folio_nr, b)
         }),
         ("lockless read that ignores the attributes", |l, c, b| {
             let m = if !c.pte.valid_cont() {
@@ -923,7 +1149,7 @@ fn the_vectors_catch_every_mutated_decision() {
                     .all(|(i, &p)| Pte(p).valid_cont() && l.pfn(Pte(p)) == pfn + i as u64)
                     .then(|| gather(c.pte, b))
             };
-            m.map(|p| p.0) != c612::ptep_get_lockless(l, c.pte.0, c.idx, b)
+            m.map(|p| p.0) != c73::ptep_get_lockless(l, c.pte.0, c.idx, b)
         }),
         ("gather that misses hardware-dirty entries", |_, c, b| {
             let m = b.iter().fold(c.pte, |a, &p| {
@@ -934,10 +1160,10 @@ fn the_vectors_catch_every_mutated_decision() {
                     a
                 }
             });
-            m.0 != c612::ptep_get(c.pte.0, b)
+            m.0 != c73::ptep_get(c.pte.0, b)
         }),
         (
-            "access-flag no-op judged on the gathered view (before 6.12.y's fix)",
+            "access-flag no-op judged on the gathered view (before the v7.0-rc3 fix)",
             |_, c, b| {
                 let g = gather(c.pte, b);
                 let m = if g.0 & rust_mm_core::contpte::ACCESS_FLAGS
@@ -949,7 +1175,7 @@ fn the_vectors_catch_every_mutated_decision() {
                 } else {
                     2
                 };
-                m != c612::set_access_flags(b, c.pte.0, c.entry.0)
+                m != c73::set_access_flags(b, c.pte.0, c.entry.0)
             },
         ),
     ];
