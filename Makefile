@@ -51,7 +51,7 @@ host-test: setup ## tests: cargo test of the kernel-independent core on the host
 kunit: prepare ## tests: build the test kernel and run our KUnit suites under QEMU
 	@bash $(S)/test/run-kunit.sh
 
-kcsan: prepare ## tests: our KUnit suites in a CONFIG_KCSAN=y build, no report from our code
+kcsan: prepare ## tests: our KUnit suites in a CONFIG_KCSAN=y build (x86_64; ARCH=arm64: arm64 4K), no report from our code
 	@bash $(S)/test/run-kcsan.sh
 
 userspace: kunit ## tests: our userspace programs and mm selftests booted in QEMU

@@ -11,8 +11,8 @@
 #   - our KUnit suites on arm64's 16K and 64K page kernels (PMD THP orders
 #     11 and 13);
 #   - on a 7.x tree, our KUnit suites with CONFIG_NO_PAGE_MAPCOUNT=y;
-#   - our KUnit suites in a CONFIG_KCSAN=y build, and no KCSAN report from
-#     the series' code (scripts/test/run-kcsan.sh);
+#   - our KUnit suites in a CONFIG_KCSAN=y build, x86_64 and arm64 4K, and
+#     no KCSAN report from the series' code (scripts/test/run-kcsan.sh);
 #   - every mm selftest of tests/userspace/ksft.list (sets all, patched and
 #     full) booted on the patched and on the unpatched kernel, compared
 #     case by case and counted there; set "racy" (uffd-unit-tests' events
@@ -94,13 +94,17 @@ if grep -q '^config NO_PAGE_MAPCOUNT$' "$KSRC/mm/Kconfig" 2>/dev/null; then
 		stage kunit-nopm kunit bash "$T/test/run-kunit.sh"
 fi
 
-say "== KUnit in a KCSAN build (x86_64, QEMU), no KCSAN report from the series' code =="
-stage kcsan kunit bash "$T/test/run-kcsan.sh"
-if grep -q '^kcsan: [0-9]* reports (0 from rust-mm code' "$BUILD_DIR/kcsan.out"; then
-	stage_add kcsan-ours 1 0
-else
-	stage_add kcsan-ours 0 1 "$(grep '^kcsan: ' "$BUILD_DIR/kcsan.out" || echo 'the KCSAN run gave no report count')"
-fi
+say "== KUnit in a KCSAN build (x86_64 and arm64 4K, QEMU), no KCSAN report from the series' code =="
+for a in x86_64 arm64; do
+	k=kcsan
+	[ "$a" = x86_64 ] || k="kcsan-$a"
+	stage "$k" kunit env ARCH=$a bash "$T/test/run-kcsan.sh"
+	if grep -q '^kcsan: [0-9]* reports (0 from rust-mm code' "$BUILD_DIR/$k.out"; then
+		stage_add "$k-ours" 1 0
+	else
+		stage_add "$k-ours" 0 1 "$(grep '^kcsan: ' "$BUILD_DIR/$k.out" || echo 'the KCSAN run gave no report count')"
+	fi
+done
 
 say "== every mm selftest on the patched and on the unpatched kernel, compared case by case =="
 full_sets="all patched full"
