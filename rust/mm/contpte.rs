@@ -8,7 +8,8 @@
 //! first entry and `live_entries()` reads each entry once, in order, with a
 //! relaxed atomic load, which is what `__ptep_get()`'s `READ_ONCE()` is on
 //! arm64 (one single-copy-atomic `ldr`), as the decision asks for it
-//! ([`contpte::Block`]). Copying the block into an array first cost fork
+//! ([`contpte::Block`]); a decision that stops early (7.3's gathers) reads
+//! no further. Copying the block into an array first cost fork
 //! 4 % in instructions (`contpte_ptep_get()` runs once per block in every
 //! PTE batch). Every PTE write stays in C; the one array C passes is the
 //! values its break-before-make cleared ([`rust_contpte_convert`]). The
@@ -19,9 +20,8 @@
 
 use kernel::bindings;
 
-use crate::atomic;
 use crate::logic::contpte::{self, bits, AccessPlan, Layout, PaLayout, Pte, MAX_CONT_PTES};
-use crate::logic::sync::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU64, Ordering};
 
 #[cfg(not(CONFIG_ARM64_PA_BITS_52))]
 const PA: PaLayout = PaLayout::Pa48;
@@ -95,8 +95,8 @@ const _: () = {
         rust_contpte_partial_ends,
     ];
     let _: [Span; 2] = [
-        bindings::rust_contpte_clear_young_dirty_span,
-        rust_contpte_clear_young_dirty_span,
+        bindings::rust_contpte_align_addr_ptep,
+        rust_contpte_align_addr_ptep,
     ];
     let _: [Plan; 2] = [bindings::rust_contpte_access_plan, rust_contpte_access_plan];
 };
@@ -116,21 +116,30 @@ unsafe fn block<'a>(block: *const u64) -> &'a [u64] {
 /// with a relaxed [`AtomicU64::load`]: one single-copy-atomic `ldr`, what
 /// `__ptep_get()`'s `READ_ONCE()` is on arm64.
 ///
+/// `core`'s atomics, not `kernel::sync::atomic`'s: a load of the kernel's
+/// `Atomic<u64>` is a call of its C helper unless
+/// `CONFIG_RUST_INLINE_HELPERS`, up to `CONT_PTES` calls per
+/// `contpte_ptep_get()`, where C reads with one `ldr` each (a copy of the
+/// block cost 6.12's fork 4 %). Both are single-copy-atomic relaxed loads.
+///
 /// # Safety
 ///
 /// `block` points to `CONT_PTES` aligned 64-bit entries that stay mapped
 /// for `'a` and that others change only with single-copy-atomic accesses
 /// (`WRITE_ONCE()`, xchg/cmpxchg, the hardware's access and dirty updates).
 unsafe fn live_entries<'a>(block: *const u64) -> impl Iterator<Item = u64> + 'a {
-    // SAFETY: The `N` entries are aligned, valid for `'a` and only accessed
-    // atomically (the function's safety requirements).
-    let live: &'a [AtomicU64] = unsafe { atomic::slice_from_ptr(block.cast_mut(), N) };
+    // SAFETY: `AtomicU64` has the size, alignment (8 on arm64) and bit
+    // validity of `u64`; the `N` entries are aligned, valid for `'a` and
+    // accessed by others only atomically, so viewing them as atomics races
+    // with no plain access (the function's safety requirements).
+    let live: &'a [AtomicU64] =
+        unsafe { core::slice::from_raw_parts(block.cast::<AtomicU64>(), N) };
     live.iter().map(|e| e.load(Ordering::Relaxed))
 }
 
 /// `__contpte_try_fold()`'s decision: whether to fold `addr`'s block with
 /// `pte_mkcont(pte)`. The live block at `blk` is read only if the mm and
-/// the folio qualify, as 6.12 reads it.
+/// the folio qualify, as contpte.c reads it.
 ///
 /// # Safety
 ///
@@ -138,6 +147,9 @@ unsafe fn live_entries<'a>(block: *const u64) -> impl Iterator<Item = u64> + 'a 
 /// table C holds the PTL of, that others change only with single-copy-atomic
 /// accesses.
 #[no_mangle]
+// See `LTO_INLINE` in folio_rmap.rs.
+#[allow(unused_attributes)]
+#[inline(always)]
 pub unsafe extern "C" fn rust_contpte_try_fold(
     mm_is_user: bool,
     addr: usize,
@@ -167,6 +179,9 @@ pub unsafe extern "C" fn rust_contpte_try_fold(
 ///
 /// `cleared` points to `CONT_PTES` values.
 #[no_mangle]
+// See `LTO_INLINE` in folio_rmap.rs.
+#[allow(unused_attributes)]
+#[inline(always)]
 pub unsafe extern "C" fn rust_contpte_convert(pte: u64, cleared: *const u64) -> u64 {
     // SAFETY: Forwarded from this function's safety requirements.
     LAYOUT.convert(Pte(pte), unsafe { block(cleared) }).0
@@ -181,6 +196,9 @@ pub unsafe extern "C" fn rust_contpte_convert(pte: u64, cleared: *const u64) -> 
 /// table C holds the PTL of, that others change only with single-copy-atomic
 /// accesses.
 #[no_mangle]
+// See `LTO_INLINE` in folio_rmap.rs.
+#[allow(unused_attributes)]
+#[inline(always)]
 pub unsafe extern "C" fn rust_contpte_gather(blk: *const u64, orig: u64) -> u64 {
     // SAFETY: Forwarded from this function's safety requirements.
     contpte::gather(Pte(orig), unsafe { live_entries(blk) }).0
@@ -197,6 +215,9 @@ pub unsafe extern "C" fn rust_contpte_gather(blk: *const u64, orig: u64) -> u64 
 /// off, as `ptep_get_lockless()` callers do) that others change only with
 /// single-copy-atomic accesses; `out` is valid for a write.
 #[no_mangle]
+// See `LTO_INLINE` in folio_rmap.rs.
+#[allow(unused_attributes)]
+#[inline(always)]
 pub unsafe extern "C" fn rust_contpte_gather_lockless(
     orig: u64,
     idx: u32,
@@ -218,6 +239,9 @@ pub unsafe extern "C" fn rust_contpte_gather_lockless(
 /// `contpte_set_ptes()`'s plan for `nr` entries from `addr` mapping PFNs
 /// from `pfn` on: the runs C writes.
 #[no_mangle]
+// See `LTO_INLINE` in folio_rmap.rs.
+#[allow(unused_attributes)]
+#[inline(always)]
 pub extern "C" fn rust_contpte_set_ptes_runs(
     addr: usize,
     nr: u32,
@@ -235,6 +259,9 @@ pub extern "C" fn rust_contpte_set_ptes_runs(
 /// `contpte_try_unfold_partial()`'s ends: `CONTPTE_PARTIAL_FIRST` and/or
 /// `CONTPTE_PARTIAL_LAST`.
 #[no_mangle]
+// See `LTO_INLINE` in folio_rmap.rs.
+#[allow(unused_attributes)]
+#[inline(always)]
 pub extern "C" fn rust_contpte_partial_ends(ptep_idx: usize, nr: u32) -> u32 {
     let e = LAYOUT.partial_ends(ptep_idx as u64, nr);
     let mut r = 0;
@@ -247,16 +274,20 @@ pub extern "C" fn rust_contpte_partial_ends(ptep_idx: usize, nr: u32) -> u32 {
     r
 }
 
-/// `contpte_clear_young_dirty_ptes()`'s range.
+/// `contpte_align_addr_ptep()`'s range (clear young/dirty, test and
+/// clear young, clear and flush young).
 #[no_mangle]
-pub extern "C" fn rust_contpte_clear_young_dirty_span(
+// See `LTO_INLINE` in folio_rmap.rs.
+#[allow(unused_attributes)]
+#[inline(always)]
+pub extern "C" fn rust_contpte_align_addr_ptep(
     addr: usize,
     ptep_idx: usize,
     nr: u32,
     first_cont: bool,
     last_cont: bool,
 ) -> bindings::contpte_span {
-    let s = LAYOUT.clear_young_dirty_span(addr as u64, ptep_idx as u64, nr, first_cont, last_cont);
+    let s = LAYOUT.align_addr_ptep(addr as u64, ptep_idx as u64, nr, first_cont, last_cont);
     bindings::contpte_span {
         start: s.start as usize,
         back: s.back as usize,
@@ -273,6 +304,9 @@ pub extern "C" fn rust_contpte_clear_young_dirty_span(
 /// table C holds the PTL of, that others change only with single-copy-atomic
 /// accesses.
 #[no_mangle]
+// See `LTO_INLINE` in folio_rmap.rs.
+#[allow(unused_attributes)]
+#[inline(always)]
 pub unsafe extern "C" fn rust_contpte_access_plan(blk: *const u64, target: u64, entry: u64) -> u32 {
     // SAFETY: Forwarded from this function's safety requirements.
     let entries = unsafe { live_entries(blk) };

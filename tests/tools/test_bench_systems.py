@@ -945,6 +945,13 @@ class ReadmeTable(unittest.TestCase):
         self.docs = os.path.join(self.top, "docs")
         self.readme = os.path.join(self.top, "README.md")
         wr(self.readme, README)
+        # A system not ported yet, as contpte was until issue 44: its
+        # topic out of main's series and in kernel-patches/unported.
+        kp = os.path.join(self.top, "kernel-patches")
+        wr(os.path.join(kp, "topics"),
+           "".join(l + "\n" for l in rd(os.path.join(kp, "topics")).splitlines() if l != "contpte"))
+        shutil.rmtree(os.path.join(kp, "contpte"), ignore_errors=True)
+        wr(os.path.join(kp, "unported"), rd(os.path.join(kp, "unported")) + "contpte 44\n")
         # rmap-id's report of 7.3 (main's base); the 6.12 report of the
         # system not yet ported, which the table shows as such.
         wr(os.path.join(self.docs, "benchmarks.json"), json.dumps(a_report(self.top, "rmap-id", base="7.3")))

@@ -413,6 +413,23 @@ static void thp_numa_restore(void)
  * one scenario that tests it. 0, or -1 if it cannot be turned off.
  */
 /*
+ * The running kernel's release from uname(2): 0, or -1 after a setup FAIL
+ * line naming @program when it gives none.
+ */
+static inline int thp_kernel_release(const char *program, unsigned int *major,
+				     unsigned int *minor)
+{
+	struct utsname u;
+
+	if (uname(&u) || sscanf(u.release, "%u.%u", major, minor) != 2) {
+		printf("RUSTMM-TEST %s.setup FAIL cannot read the kernel release from uname()\n",
+		       program);
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * Does the running kernel have upstream's MM owner tracking (CONFIG_MM_ID,
  * Linux 6.15 and later: folio_maybe_mapped_shared() precise while at most
  * two mms hold slots, COW reuse of PTE-mapped anon THP one PTE per fault)?
@@ -422,13 +439,9 @@ static void thp_numa_restore(void)
 static inline int thp_kernel_has_mm_id(const char *program)
 {
 	unsigned int major = 0, minor = 0;
-	struct utsname u;
 
-	if (uname(&u) || sscanf(u.release, "%u.%u", &major, &minor) != 2) {
-		printf("RUSTMM-TEST %s.setup FAIL cannot read the kernel release from uname()\n",
-		       program);
+	if (thp_kernel_release(program, &major, &minor))
 		return -1;
-	}
 	return major > 6 || (major == 6 && minor >= 15);
 }
 

@@ -557,7 +557,7 @@ impl Layout {
     /// the whole block at the end if the last entry is contiguous and at
     /// the start if the first is (C reads the last entry first).
     #[inline]
-    pub const fn clear_young_dirty_span(
+    pub const fn align_addr_ptep(
         &self,
         addr: u64,
         ptep_idx: u64,
@@ -731,12 +731,12 @@ impl Iterator for SetPtesPlan {
 
     fn next(&mut self) -> Option<Chunk> {
         let r = self.runs;
-        let head = (r.head > 0) as u64;
+        let head = u64::from(r.head > 0);
         let (nr, cont) = if self.run < head {
             (r.head, false)
-        } else if self.run < head + r.blocks as u64 {
+        } else if self.run < head + u64::from(r.blocks) {
             (self.layout.n() as u32, r.cont)
-        } else if self.run == head + r.blocks as u64 && r.tail > 0 {
+        } else if self.run == head + u64::from(r.blocks) && r.tail > 0 {
             (r.tail, false)
         } else {
             return None;
@@ -744,14 +744,14 @@ impl Iterator for SetPtesPlan {
         let pte = self.layout.pfn_pte(self.pfn, self.prot);
         let next = self
             .addr
-            .wrapping_add((nr as u64) << self.layout.page_shift);
+            .wrapping_add(u64::from(nr) << self.layout.page_shift);
         let c = Chunk {
             next,
             nr,
             pte: if cont { pte.mkcont() } else { pte.mknoncont() },
         };
         self.addr = next;
-        self.pfn = self.pfn.wrapping_add(nr as u64);
+        self.pfn = self.pfn.wrapping_add(u64::from(nr));
         self.run += 1;
         Some(c)
     }
@@ -766,7 +766,7 @@ pub struct PartialEnds {
     pub last: bool,
 }
 
-/// The range `contpte_clear_young_dirty_ptes()` clears.
+/// The range `contpte_align_addr_ptep()` widens a batch to.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct Span {
     /// The first address.

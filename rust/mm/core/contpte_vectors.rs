@@ -249,7 +249,7 @@ pub fn digest(layout: &Layout) -> u64 {
         mix(c.page_idx);
         mix(c.folio_nr);
         mix(c.entry.0);
-        mix(c.mm_is_user as u64);
+        mix(u64::from(c.mm_is_user));
     }
     h
 }

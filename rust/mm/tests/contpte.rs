@@ -955,8 +955,7 @@ fn clear_young_dirty_widens_to_whole_blocks_exhaustively() {
                 for (fc, lc) in [(false, false), (true, false), (false, true), (true, true)] {
                     let addr = 0x40_0000_0000 + off * ps;
                     let idx = 3 * n + off;
-                    let Span { start, back, nr: k } =
-                        l.clear_young_dirty_span(addr, idx, nr, fc, lc);
+                    let Span { start, back, nr: k } = l.align_addr_ptep(addr, idx, nr, fc, lc);
                     assert_eq!(
                         (start, idx - back, k),
                         c73::clear_young_dirty(&l, addr, idx, nr, fc, lc)
@@ -966,7 +965,7 @@ fn clear_young_dirty_widens_to_whole_blocks_exhaustively() {
         }
     }
     // One contiguous entry in the middle of a block: the whole block.
-    let s = L4K.clear_young_dirty_span(0x5000, 5, 1, true, true);
+    let s = L4K.align_addr_ptep(0x5000, 5, 1, true, true);
     assert_eq!((s.start, s.back, s.nr), (0, 5, 16));
 }
 
