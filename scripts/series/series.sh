@@ -316,9 +316,10 @@ robots)
 	# get_maintainer.pl reports it: that section, one under it ("MEMORY
 	# MANAGEMENT - RUST - PER-VMA LOCK WORD"), or a topic's own elsewhere
 	# in the alphabet ("MEMORY MANAGEMENT - PAGEMAP SHARED SWAP (RUST)",
-	# "DEVICE DIRECT ACCESS (DAX) - COMPOUND PAGEMAPS (RUST)": topics that
-	# do not depend on each other need sections at different places, or
-	# their MAINTAINERS hunks would not apply together) -- and
+	# "DEVICE DIRECT ACCESS (DAX) - COMPOUND PAGEMAPS (RUST)", "ARM64 PORT -
+	# CONTIGUOUS PTE DECISIONS (RUST)": topics that do not depend on each
+	# other need sections at different places, or their MAINTAINERS hunks
+	# would not apply together) -- and
 	# every cover letter's benchmark numbers are those of its topic's
 	# report (Bench:).
 	dir="$(cd "${2:?usage: series.sh robots DIR}" && pwd)"
@@ -330,12 +331,12 @@ robots)
 	unmaintained=()
 	for f in "${added[@]}"; do
 		(cd "$KSRC" && perl scripts/get_maintainer.pl --no-git --no-git-fallback --no-l --no-r -f "$f") |
-			grep -qE "$maint \\(maintainer:(MEMORY MANAGEMENT|DEVICE DIRECT ACCESS \\(DAX\\)) - " || unmaintained+=("$f")
+			grep -qE "$maint \\(maintainer:(MEMORY MANAGEMENT|DEVICE DIRECT ACCESS \\(DAX\\)|ARM64 PORT) - " || unmaintained+=("$f")
 	done
 	if [ "${#unmaintained[@]}" -eq 0 ]; then
 		echo "robots: get_maintainer.pl names '$maint' (maintainer of '$section' or a MEMORY MANAGEMENT section of a topic) for all ${#added[@]} files the series adds: ok"
 	else
-		echo "robots: get_maintainer.pl does not name '$maint' as a MEMORY MANAGEMENT maintainer for: ${unmaintained[*]}: FAILED"
+		echo "robots: get_maintainer.pl does not name '$maint' as the maintainer of a section of ours for: ${unmaintained[*]}: FAILED"
 	fi
 	for t in $(topics_all); do
 		c="$dir/$t/0000-cover-letter.patch"
