@@ -6,15 +6,9 @@
 # never executed.
 
 # Our Kconfig options, each topic's (kernel-patches/*/topic), as an ERE
-# alternation: "MM_RMAP_ID|ARM64_CONTPTE_RUST|...". Those of the 6.12
-# series' topics too: a topic not ported yet (kernel-patches/unported)
-# still has its options in the shared kunitconfigs, and they are ours.
+# alternation: "MM_RMAP_ID|ARM64_CONTPTE_RUST|...".
 our_options_re() {
-	{
-		python3 "$RUST_MM_TOP/scripts/lib/topics.py" options
-		[ ! -d "$RUST_MM_TOP/kernel-patches-6.12" ] ||
-			PATCHES_DIR="$RUST_MM_TOP/kernel-patches-6.12" python3 "$RUST_MM_TOP/scripts/lib/topics.py" options
-	} | sort -u | sed 's/^CONFIG_//' | paste -sd'|'
+	python3 "$RUST_MM_TOP/scripts/lib/topics.py" options | sed 's/^CONFIG_//' | paste -sd'|'
 }
 
 # Every Kconfig option the series adds (a "config X" line its diff adds to
