@@ -10,7 +10,7 @@ set -euo pipefail
 mode="${1:-install}"
 
 PKGS=(build-essential bc flex bison libelf-dev libssl-dev cpio kmod xz-utils
-      rsync git python3 python3-venv quilt python3-matplotlib
+      rsync git python3 python3-venv quilt python3-matplotlib python3-ply python3-git
       "clang-$LLVM_MAJOR" "lld-$LLVM_MAJOR" "llvm-$LLVM_MAJOR" "libclang-$LLVM_MAJOR-dev"
       rustc-web rust-web-src cargo-web rustfmt-web rust-web-clippy
       qemu-system-x86 qemu-system-arm libnuma-dev liburing-dev

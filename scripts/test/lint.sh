@@ -17,22 +17,28 @@ gate() { if "$@" > "$BUILD_DIR/lint.$1.log" 2>&1; then echo "lint: $1: ok"; else
 	echo "lint: $1: FAILED"; tail -n 40 "$BUILD_DIR/lint.$1.log"; bad=$((bad + 1)); fi; }
 
 checkpatch() {
-	local dir="$BUILD_DIR/series-lint" rc=0 p
-	# A fresh export: a topic exported by an earlier run of another series
-	# must not be checked as this one's.
-	rm -rf "$dir"
-	bash "$RUST_MM_TOP/scripts/series/series.sh" export "$dir" >/dev/null || return 1
+	local dir="${LINT_SERIES_DIR:-}" patches=()
+	# A fresh export (make test passes the one its series stage just made):
+	# a topic exported by an earlier run of another series must not be
+	# checked as this one's.
+	if [ -z "$dir" ]; then
+		dir="$BUILD_DIR/series-lint"
+		rm -rf "$dir"
+		bash "$RUST_MM_TOP/scripts/series/series.sh" export "$dir" >/dev/null || return 1
+	fi
 	# Every patch of every topic (not the cover letters), signed off as
 	# sent: a missing Signed-off-by fails. FILE_PATH_CHANGES ("does
 	# MAINTAINERS need updating?") is asked of any patch that adds a file
 	# without touching MAINTAINERS, even one under a directory an entry
 	# already has (rust/mm/); the robots check of `make test` answers it
-	# for every added file with get_maintainer.pl.
-	for p in "$dir"/*/[0-9]*.patch; do
-		case "$p" in *0000-cover-letter.patch) continue ;; esac
-		(cd "$KSRC" && perl scripts/checkpatch.pl --strict -q --ignore FILE_PATH_CHANGES "$p") || rc=1
-	done
-	return $rc
+	# for every added file with get_maintainer.pl. One checkpatch for all
+	# of them (it loads its word lists once); its SPDX check runs
+	# scripts/spdxcheck.py with `env python3`, which must be Debian's
+	# (python3-ply, python3-git), not another python3 earlier in PATH.
+	mapfile -t patches < <(ls "$dir"/*/[0-9]*.patch | grep -v -- '-cover-letter\.patch$')
+	[ "${#patches[@]}" -gt 0 ] || { echo "no patch in $dir"; return 1; }
+	echo "checkpatch --strict: ${#patches[@]} patches of $dir"
+	(cd "$KSRC" && PATH="/usr/bin:$PATH" perl scripts/checkpatch.pl --strict -q --ignore FILE_PATH_CHANGES "${patches[@]}")
 }
 rustfmt_check() {
 	make -s -C "$KSRC" O="$KUNIT_OUT" "${KMAKE_OPTS[@]}" rustfmtcheck &&

@@ -2,12 +2,12 @@
 # `make test-all`: everything `make test` runs (one stage here, with its
 # own table above), then what does not fit CI's time, before an issue is
 # resolved:
-#   - the userspace tests on the patched tree with every option of ours off
-#     (x86_64 and arm64 4K: it must behave as the base), and on arm64's
-#     unpatched kernel with selftests/mm/cow's outcome case by case equal
-#     on patched and unpatched (x86_64's is in make test);
+#   - the userspace tests on the unpatched kernel (x86_64 and arm64 4K:
+#     our programs see the base behaviour, selftests/mm/cow's outcome case
+#     by case equal on patched and unpatched), and on the patched tree
+#     with every option of ours off (it must behave as the base);
 #   - on arm64 4K, the mm selftests make test leaves out there (sets
-#     "all patched" of tests/userspace/ksft.list);
+#     "patched" and "long" of tests/userspace/ksft.list);
 #   - our KUnit suites on arm64's 16K and 64K page kernels (PMD THP orders
 #     11 and 13);
 #   - on a 7.x tree, our KUnit suites with CONFIG_NO_PAGE_MAPCOUNT=y;
@@ -66,14 +66,22 @@ say "test-all on $(git -C "$RUST_MM_TOP" rev-parse --short HEAD 2>/dev/null || e
 
 stage make-test "" bash "$T/test/test.sh"
 
+# The selftests every kernel runs (ksft.list set "all"): compared case by
+# case on the patched and the unpatched kernel (parity stages).
+all_set="$(awk '$1 !~ /^#/ && NF >= 7 && $7 == "all" { printf "ksft_mm_%s ", $1 }' "$RUST_MM_TOP/tests/userspace/ksft.list")"
+say "== x86_64: the unpatched kernel, our programs (the base behaviour) and selftests/mm/cow case by case as on the patched one =="
+USERSPACE_PARITY="$all_set" stage base userspace-base bash "$T/test/run-variant.sh" base
+# shellcheck disable=SC2086
+stage parity parity python3 "$T/lib/results.py" parity \
+	"$BUILD_DIR/userspace.log.txt" "$BUILD_DIR/userspace-base.log.txt" $all_set
+
 say "== the userspace tests with every option of ours off (must behave as the base) =="
 stage off userspace-off bash "$T/test/run-variant.sh" off
 stage off-arm64 userspace-off env ARCH=arm64 bash "$T/test/run-variant.sh" off
 say "== arm64 4K: the mm selftests make test leaves out there =="
-USERSPACE_KSFT_SETS="all patched" USERSPACE_LOG="$BUILD_DIR/userspace-arm64-all.log" USERSPACE_NAME=arm64-all \
+USERSPACE_KSFT_SETS="all patched long" USERSPACE_LOG="$BUILD_DIR/userspace-arm64-all.log" USERSPACE_NAME=arm64-all \
 	stage arm64-all userspace env ARCH=arm64 bash "$T/test/run-userspace.sh"
 say "== arm64 4K: the unpatched kernel, selftests/mm/cow case by case as on the patched one =="
-all_set="$(awk '$1 !~ /^#/ && NF >= 7 && $7 == "all" { printf "ksft_mm_%s ", $1 }' "$RUST_MM_TOP/tests/userspace/ksft.list")"
 USERSPACE_PARITY="$all_set" stage base-arm64 userspace-base env ARCH=arm64 bash "$T/test/run-variant.sh" base
 # shellcheck disable=SC2086
 stage parity-arm64 parity python3 "$T/lib/results.py" parity \
@@ -107,7 +115,7 @@ for a in x86_64 arm64; do
 done
 
 say "== every mm selftest on the patched and on the unpatched kernel, compared case by case =="
-full_sets="all patched full"
+full_sets="all patched long full"
 full_progs="$(awk -v sets=" $full_sets " '$1 !~ /^#/ && NF >= 7 && index(sets, " " $7 " ") { printf "ksft_mm_%s ", $1 }' \
 	"$RUST_MM_TOP/tests/userspace/ksft.list")"
 USERSPACE_OURS=0 USERSPACE_KSFT_SETS="$full_sets" USERSPACE_LOG="$BUILD_DIR/userspace-full.log" \

@@ -17,6 +17,9 @@
   fails; the control (--expect-calls) wants every call;
 - scripts/series/series.sh export: refuses a topic without the topics it depends
   on (naming them), and refuses without a git identity (never invents one).
+- scripts/series/series.sh check: a patch whose context changed fails git am,
+  quilt and its topic's own check (the check copies only the files the
+  series touches);
 - scripts/series/rust-patches-check.sh: a patch of a series that changes the
   repository's Rust files and no longer applies to them fails, naming it;
   the repository's own series pass.
@@ -560,6 +563,44 @@ class SeriesExport(unittest.TestCase):
         self.assertNotEqual(r.returncode, 0)
         self.assertIn("no git identity", r.stderr)
         self.assertIn("git config --global user.name", r.stderr)
+
+
+
+SERIES_DIR = os.path.join(os.environ.get("BUILD_DIR", os.path.join(TOP, "build")), "series")
+
+
+@unittest.skipUnless(os.path.exists(os.path.join(KSRC, ".rust-mm-applied"))
+                     and os.path.exists(os.path.join(SERIES_DIR, "series")),
+                     "no prepared tree and exported series (make prepare; make series)")
+class SeriesCheck(unittest.TestCase):
+    """series.sh check applies the exported series to copies of only the
+    files it touches: a patch whose context no longer matches must still
+    fail git am, quilt and its topic's own check."""
+
+    def test_a_patch_whose_context_changed_fails_git_am_quilt_and_its_topic(self):
+        tmp = tempfile.mkdtemp()
+        try:
+            dst = os.path.join(tmp, "series")
+            shutil.copytree(SERIES_DIR, dst)
+            with open(os.path.join(dst, "series")) as f:
+                last = [x.strip() for x in f if x.strip() and not x.startswith("#")][-1]
+            topic = last.split("/")[0]
+            path = os.path.join(dst, last)
+            lines = rd(path).split("\n")
+            hunk = next(i for i, x in enumerate(lines) if x.startswith("@@ "))
+            ctx = next(i for i in range(hunk + 1, len(lines)) if lines[i].startswith(" ") and lines[i].strip())
+            lines[ctx] += " /* changed */"
+            with open(path, "w") as f:
+                f.write("\n".join(lines))
+            r = subprocess.run(["bash", os.path.join(TOP, "scripts", "series", "series.sh"), "check", dst],
+                               capture_output=True, text=True)
+        finally:
+            shutil.rmtree(tmp)
+        self.assertIn("git am: FAILED", r.stdout)
+        self.assertIn("quilt: FAILED", r.stdout)
+        self.assertIn(f"topic {topic} does not apply", r.stdout)
+        self.assertIn("topic rmap-id applies on the pristine tree + nothing else: ok", r.stdout)
+        self.assertNotIn("series-check: git am applies every topic's patches in order: ok", r.stdout)
 
 
 if __name__ == "__main__":
