@@ -68,11 +68,14 @@ make series never invents one."
 # topics before it, else a scratch worktree built for it. Sets RANGE_START,
 # RANGE_END.
 topic_range() { # TOPIC
-	local t="$1" deps before="" x tmp
+	local t="$1" deps before="" x tmp start=pristine
 	deps="$(topic_deps_closure "$t" | paste -sd' ')"
 	for x in $(topics_all); do
 		[ "$x" = "$t" ] && break
 		before+="$x "
+		# The prepared tree's end of a first run of topics that is
+		# exactly the dependencies: the scratch tree starts there.
+		[ "${before% }" = "$deps" ] && start="rust-mm/$x"
 	done
 	if [ "$deps" = "${before% }" ]; then
 		RANGE_START="$(git_t rev-parse "$(topic_start "$t")")"
@@ -83,21 +86,31 @@ topic_range() { # TOPIC
 	# runs: going back to pristine touches only the files the last topic
 	# changed (a fresh worktree checks out the whole kernel, a minute or
 	# two each).
+	# It is a sparse checkout of the directories the topics touch (and
+	# rust/mm, where the Rust files are added): a kernel's whole tree
+	# took a minute to write on a fresh machine.
 	tmp="$BUILD_DIR/topic-tree"
 	if ! git -C "$tmp" rev-parse -q --verify 'pristine^{commit}' >/dev/null 2>&1 ||
 	   [ "$(git -C "$tmp" rev-parse pristine)" != "$(git_t rev-parse pristine)" ]; then
 		git_t worktree remove --force "$tmp" >/dev/null 2>&1 || rm -rf "$tmp"
 		git_t worktree prune
-		git_t worktree add -q --detach "$tmp" pristine
+		git_t worktree add -q --no-checkout --detach "$tmp" pristine
 	fi
+	{ echo rust/mm
+	  sed -n 's|^diff --git a/\([^ ]*\) b/\([^ ]*\)$|\1\n\2|p' "$TOPICS_DIR"/*/[0-9]*.patch | xargs -r -n1 dirname
+	} | sort -u | grep -v -x '\.' | git -C "$tmp" sparse-checkout set --cone --stdin
 	git -C "$tmp" am --abort >/dev/null 2>&1 || true
-	git -C "$tmp" checkout -q -f --detach pristine
+	git -C "$tmp" checkout -q -f --detach "$start"
 	git -C "$tmp" clean -q -fdx
 	local applied=()
-	for x in $deps; do
-		apply_topic "$tmp" "$x" "${applied[@]}" >/dev/null
-		applied+=("$x")
-	done
+	if [ "$start" != pristine ]; then
+		read -r -a applied <<< "$deps"
+	else
+		for x in $deps; do
+			apply_topic "$tmp" "$x" "${applied[@]}" >/dev/null
+			applied+=("$x")
+		done
+	fi
 	RANGE_START="$(git -C "$tmp" rev-parse HEAD)"
 	apply_topic "$tmp" "$t" "${applied[@]}" >/dev/null
 	RANGE_END="$(git -C "$tmp" rev-parse HEAD)"
@@ -136,10 +149,15 @@ export_topic() { # TOPIC OUTDIR
 	# names of equal rank by Perl's hash order, which Perl randomizes per
 	# run: a fixed hash seed keeps the order, and so the export, the same.
 	git_t diff "$RANGE_START" "$RANGE_END" > "$BUILD_DIR/topic-$t.diff"
-	while read -r who; do addr+=(--to="$who"); done < <(cd "$KSRC" && PERL_HASH_SEED=0 PERL_PERTURB_KEYS=0 \
-		perl scripts/get_maintainer.pl --no-git --no-git-fallback --no-rolestats --no-l "$BUILD_DIR/topic-$t.diff")
-	while read -r who; do addr+=(--cc="$who"); done < <(cd "$KSRC" && PERL_HASH_SEED=0 PERL_PERTURB_KEYS=0 \
-		perl scripts/get_maintainer.pl --no-git --no-git-fallback --no-rolestats --no-m --no-r "$BUILD_DIR/topic-$t.diff")
+	# (The two lookups, To and Cc, run side by side: a few seconds each.)
+	(cd "$KSRC" && PERL_HASH_SEED=0 PERL_PERTURB_KEYS=0 perl scripts/get_maintainer.pl \
+		--no-git --no-git-fallback --no-rolestats --no-l "$BUILD_DIR/topic-$t.diff") > "$BUILD_DIR/topic-$t.to" &
+	(cd "$KSRC" && PERL_HASH_SEED=0 PERL_PERTURB_KEYS=0 perl scripts/get_maintainer.pl \
+		--no-git --no-git-fallback --no-rolestats --no-m --no-r "$BUILD_DIR/topic-$t.diff") > "$BUILD_DIR/topic-$t.cc"
+	wait $! || die "topic $t: scripts/get_maintainer.pl failed"
+	wait || die "topic $t: scripts/get_maintainer.pl failed"
+	while read -r who; do addr+=(--to="$who"); done < "$BUILD_DIR/topic-$t.to"
+	while read -r who; do addr+=(--cc="$who"); done < "$BUILD_DIR/topic-$t.cc"
 	[ "${#addr[@]}" -gt 0 ] || die "topic $t: scripts/get_maintainer.pl found nobody to send it to"
 	# Reproducible: the cover letter is dated as the topic's newest patch
 	# (format-patch dates it with the committer date, "now" by default), and

@@ -4,8 +4,9 @@
 #     as sent (Signed-off-by checked too: no --no-signoff)
 #   - make rustfmtcheck in the kernel tree (covers rust/mm) and cargo fmt
 #     --check for the host-only files
-#   - rust/mm rebuilt with CLIPPY=1 (warnings are errors for our crate),
-#     and cargo clippy on the host crate with -D warnings
+#   - clippy on rust/mm as the x86_64 and arm64 KUnit kernels built it
+#     (warnings are errors), and cargo clippy on the host crate with -D
+#     warnings
 # Prints one line per gate, then 'lint: N passed, N failed'; exits 1 if
 # any failed.
 set -uo pipefail
@@ -33,36 +34,46 @@ checkpatch() {
 	# already has (rust/mm/); the robots check of `make test` answers it
 	# for every added file with get_maintainer.pl. One checkpatch for all
 	# of them (it loads its word lists once); its SPDX check runs
-	# scripts/spdxcheck.py with `env python3`, which must be Debian's
-	# (python3-ply, python3-git), not another python3 earlier in PATH.
+	# scripts/spdxcheck.py, which needs python3-ply and python3-git
+	# (setup installs them: without, it printed a traceback and checked
+	# nothing).
 	mapfile -t patches < <(ls "$dir"/*/[0-9]*.patch | grep -v -- '-cover-letter\.patch$')
 	[ "${#patches[@]}" -gt 0 ] || { echo "no patch in $dir"; return 1; }
 	echo "checkpatch --strict: ${#patches[@]} patches of $dir"
-	(cd "$KSRC" && PATH="/usr/bin:$PATH" perl scripts/checkpatch.pl --strict -q --ignore FILE_PATH_CHANGES "${patches[@]}")
+	(cd "$KSRC" && perl scripts/checkpatch.pl --strict -q --ignore FILE_PATH_CHANGES "${patches[@]}")
 }
 rustfmt_check() {
 	make -s -C "$KSRC" O="$KUNIT_OUT" "${KMAKE_OPTS[@]}" rustfmtcheck &&
 	(cd "$RUST_MM_TOP/rust/mm" && cargo fmt --check &&
 	 rustfmt --check --config-path rustfmt.toml rust_mm.rs)
 }
-clippy_kernel() {
-	rm -f "$KUNIT_OUT/rust/mm/rust_mm.o"
-	make -C "$KSRC" O="$KUNIT_OUT" "${KMAKE_OPTS[@]}" CLIPPY=1 KRUSTFLAGS=-Dwarnings rust/mm/ \
-		> "$BUILD_DIR/clippy-kernel.out" 2>&1 || { cat "$BUILD_DIR/clippy-kernel.out"; return 1; }
-	cat "$BUILD_DIR/clippy-kernel.out"
-	! grep -E '^(warning|error)' "$BUILD_DIR/clippy-kernel.out"
+# clippy on rust/mm exactly as a kernel build compiled it: the build's own
+# command (rust/mm/.rust_mm.o.cmd: flags, cfgs, target, the crates it
+# links against) run by clippy-driver (the same compiler, Debian's
+# rust-web-clippy) with warnings as errors, writing only metadata into a
+# scratch directory. `make CLIPPY=1 rust/mm/` rebuilt core, kernel and
+# every other Rust object of the tree with clippy first (over a minute
+# per kernel) and left the build's objects changed.
+clippy_rust_mm() { # KBUILD_OUT
+	local out="$1" cmd tmp rc
+	cmd="$(sed -n 's|^savedcmd_rust/mm/rust_mm\.o := ||p' "$out/rust/mm/.rust_mm.o.cmd" 2>/dev/null)"
+	[ -n "$cmd" ] || { echo "no build command in $out/rust/mm/.rust_mm.o.cmd (is rust/mm built there?)"; return 1; }
+	tmp="$(mktemp -d)"
+	cmd="$(sed -E "s# ([^ ]*/)?(rustc|clippy-driver) # /usr/bin/clippy-driver #; s#--out-dir [^ ]+#--out-dir $tmp#;
+		s#--emit=dep-info=[^ ]+##; s#--emit=obj=[^ ]+#--emit=metadata=$tmp/rust_mm.rmeta#" <<<"$cmd")"
+	case "$cmd" in *" /usr/bin/clippy-driver "*"--emit=metadata=$tmp/"*) ;;
+	*) rm -rf "$tmp"; echo "cannot make a clippy command of $out/rust/mm/.rust_mm.o.cmd"; return 1 ;;
+	esac
+	echo "clippy-driver on rust/mm as built in $out"
+	(cd "$out" && RUSTC_BOOTSTRAP=1 CLIPPY_CONF_DIR="$KSRC" eval "$cmd -Dwarnings") 2>&1
+	rc=$?
+	rm -rf "$tmp"
+	return $rc
 }
+clippy_kernel() { clippy_rust_mm "$KUNIT_OUT"; }
 # The arm64-only modules (contpte) are built only for arm64: clippy them in
 # the arm64 KUnit kernel too (make test builds it before this gate).
-clippy_kernel_arm64() {
-	local out="$BUILD_DIR/kunit-arm64"
-	[ -f "$out/.config" ] || { echo "no configured arm64 kernel in $out (run: make kunit ARCH=arm64)"; return 1; }
-	rm -f "$out/rust/mm/rust_mm.o"
-	make -C "$KSRC" O="$out" ARCH=arm64 "${KMAKE_OPTS[@]}" CLIPPY=1 KRUSTFLAGS=-Dwarnings rust/mm/ \
-		> "$BUILD_DIR/clippy-kernel-arm64.out" 2>&1 || { cat "$BUILD_DIR/clippy-kernel-arm64.out"; return 1; }
-	cat "$BUILD_DIR/clippy-kernel-arm64.out"
-	! grep -E '^(warning|error)' "$BUILD_DIR/clippy-kernel-arm64.out"
-}
+clippy_kernel_arm64() { clippy_rust_mm "$BUILD_DIR/kunit-arm64"; }
 clippy_host() {
 	(cd "$RUST_MM_TOP/rust/mm" && CARGO_TARGET_DIR="$BUILD_DIR/cargo" \
 		cargo clippy --locked --all-targets -- -D warnings)
