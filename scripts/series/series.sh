@@ -37,6 +37,11 @@ set -euo pipefail
 topics_validate
 git_t() { git -C "$KSRC" "$@"; }
 
+# Every path the patch files name (both sides of each diff), one per line.
+patch_paths() { # PATCH...
+	sed -n 's|^diff --git a/\([^ ]*\) b/\([^ ]*\)$|\1\n\2|p' "$@" | sort -u
+}
+
 # Where TOPIC starts in the prepared tree: the end of the topic before it.
 topic_start() { # TOPIC
 	local prev=pristine t
@@ -97,7 +102,7 @@ topic_range() { # TOPIC
 		git_t worktree add -q --no-checkout --detach "$tmp" pristine
 	fi
 	{ echo rust/mm
-	  sed -n 's|^diff --git a/\([^ ]*\) b/\([^ ]*\)$|\1\n\2|p' "$TOPICS_DIR"/*/[0-9]*.patch | xargs -r -n1 dirname
+	  patch_paths "$TOPICS_DIR"/*/[0-9]*.patch | xargs -r -n1 dirname
 	} | sort -u | grep -v -x '\.' | git -C "$tmp" sparse-checkout set --cone --stdin
 	git -C "$tmp" am --abort >/dev/null 2>&1 || true
 	git -C "$tmp" checkout -q -f --detach "$start"
@@ -152,10 +157,11 @@ export_topic() { # TOPIC OUTDIR
 	# (The two lookups, To and Cc, run side by side: a few seconds each.)
 	(cd "$KSRC" && PERL_HASH_SEED=0 PERL_PERTURB_KEYS=0 perl scripts/get_maintainer.pl \
 		--no-git --no-git-fallback --no-rolestats --no-l "$BUILD_DIR/topic-$t.diff") > "$BUILD_DIR/topic-$t.to" &
+	local to_pid=$!
 	(cd "$KSRC" && PERL_HASH_SEED=0 PERL_PERTURB_KEYS=0 perl scripts/get_maintainer.pl \
-		--no-git --no-git-fallback --no-rolestats --no-m --no-r "$BUILD_DIR/topic-$t.diff") > "$BUILD_DIR/topic-$t.cc"
-	wait $! || die "topic $t: scripts/get_maintainer.pl failed"
-	wait || die "topic $t: scripts/get_maintainer.pl failed"
+		--no-git --no-git-fallback --no-rolestats --no-m --no-r "$BUILD_DIR/topic-$t.diff") > "$BUILD_DIR/topic-$t.cc" ||
+		die "topic $t: scripts/get_maintainer.pl (Cc) failed"
+	wait "$to_pid" || die "topic $t: scripts/get_maintainer.pl (To) failed"
 	while read -r who; do addr+=(--to="$who"); done < "$BUILD_DIR/topic-$t.to"
 	while read -r who; do addr+=(--cc="$who"); done < "$BUILD_DIR/topic-$t.cc"
 	[ "${#addr[@]}" -gt 0 ] || die "topic $t: scripts/get_maintainer.pl found nobody to send it to"
@@ -301,7 +307,7 @@ check)
 	# (its commits still have whole trees), and a quilt directory of their
 	# pristine content. A patch touching a file outside them cannot
 	# exist: they are every path every patch names.
-	mapfile -t files < <(sed -n 's|^diff --git a/\([^ ]*\) b/\([^ ]*\)$|\1\n\2|p' "$dir"/*/[0-9]*.patch | sort -u)
+	mapfile -t files < <(patch_paths "$dir"/*/[0-9]*.patch)
 	[ "${#files[@]}" -gt 0 ] || die "no patch in $dir names a file"
 	git clone -q --shared --no-checkout "$KSRC" "$tmp/gitam"
 	git -C "$tmp/gitam" config user.name x && git -C "$tmp/gitam" config user.email x@x &&
@@ -345,10 +351,10 @@ check)
 	for t in $(topics_all); do
 		deps="$(topic_deps_closure "$t" | paste -sd' ')"
 		# shellcheck disable=SC2086
-		if { ga checkout -q -f --detach pristine &&
-		     if [ -z "$deps" ]; then :
-		     elif [ -n "${chain[$deps]:-}" ]; then ga checkout -q -f --detach "${chain[$deps]}"
-		     else mapfile -t ps < <(am_list $deps) && ga am -q "${ps[@]}" && chain[$deps]="$(ga rev-parse HEAD)"
+		chain[none]=pristine
+		if { ga checkout -q -f --detach "${chain[${deps:-none}]:-pristine}" &&
+		     if [ -z "${chain[${deps:-none}]:-}" ]; then
+			mapfile -t ps < <(am_list $deps) && ga am -q "${ps[@]}" && chain[$deps]="$(ga rev-parse HEAD)"
 		     fi &&
 		     mapfile -t ps < <(am_list "$t") && ga am -q "${ps[@]}"; } > "$tmp/topic-$t.log" 2>&1; then
 			echo "series-check: topic $t applies on the pristine tree + ${deps:-nothing else}: ok"
