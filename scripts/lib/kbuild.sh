@@ -71,16 +71,30 @@ kunit_py() { # SRC OUT ACTION ARGS...
 # of KUNITCONFIGS into DIR keeping an option only if SRC defines it,
 # naming each one dropped.
 port_kunitconfigs() { # SRC DIR
-	local src="$1" dir="$2" i k f line defined
-	[ "$RUST_MM_BASE" != 6.12 ] || return 0
+	local src="$1" dir="$2" i k f line defined drop=""
 	mkdir -p "$dir"
-	defined=" $(grep -rhoE --include='Kconfig*' '^(menu)?config [A-Za-z0-9_]+' "$src" |
-		awk '{ print $2 }' | sort -u | tr '\n' ' ') "
+	# The build of rust/mm without CONFIG_RUST_MM_LTO (native code on the
+	# kernel crate's atomics, what a config without LTO gets) is booted on
+	# the 16K and 64K kernels; 6.12's arm64 kernels are all native (its
+	# rust-lto patch builds x86_64 only: no -mno-outline-atomics).
+	if [ "$TARGET" != "$KARCH" ] || { [ "$RUST_MM_BASE" = 6.12 ] && [ "$KARCH" = arm64 ]; }; then
+		drop='^CONFIG_(LTO_CLANG_THIN|RUST_MM_LTO)='
+	fi
+	if [ "$RUST_MM_BASE" = 6.12 ]; then
+		[ -n "$drop" ] || return 0
+		defined=" "
+	else
+		defined=" $(grep -rhoE --include='Kconfig*' '^(menu)?config [A-Za-z0-9_]+' "$src" |
+			awk '{ print $2 }' | sort -u | tr '\n' ' ') "
+	fi
 	for i in "${!KUNITCONFIGS[@]}"; do
 		k="${KUNITCONFIGS[$i]}" f="$dir/$(basename "${KUNITCONFIGS[$i]}")"
 		: > "$f"
 		while IFS= read -r line; do
-			if [[ "$line" =~ ^CONFIG_([A-Za-z0-9_]+)= ]] &&
+			if [ -n "$drop" ] && [[ "$line" =~ $drop ]]; then
+				continue
+			fi
+			if [ "$defined" != " " ] && [[ "$line" =~ ^CONFIG_([A-Za-z0-9_]+)= ]] &&
 			   [[ "$defined" != *" ${BASH_REMATCH[1]} "* ]]; then
 				say "dropped, not defined in $src: ${line%%=*}"
 				continue

@@ -3,7 +3,9 @@
 """Prove from a built vmlinux that rust/mm's entry points are inlined.
 
   lto-check.py [--objdump OBJDUMP] [--expect-calls] [--disassembly]
-               [--system SYSTEM]... VMLINUX
+               [--arch ARCH] [--system SYSTEM]... VMLINUX
+  lto-check.py [--objdump OBJDUMP] --replay BUILD [--scratch DIR]
+               [--system SYSTEM]...
 
 With CONFIG_RUST_MM_LTO the rmap-ID entry points of rust/mm
 (rust_folio_rmap_add(), rust_folio_rmap_set_new(), the COW reuse check
@@ -30,21 +32,32 @@ disassembles VMLINUX and checks, one line each:
     (rust_helper_*: on 7.3 the edges' atomics are kernel::sync::atomic's,
     whose operations are such helpers; LTO must inline them too).
 
---system picks the systems whose entry points are checked (default
-rmap-id; on 7.3 also vma-lock, whose per-transition decisions are
-#[inline(always)] the same way): each system's lines, then the last check
-over all of their entry points.
+--system picks the systems whose entry points are checked: each system's
+lines, then the last check over all of their entry points. Without it,
+every system with tables for the base whose topic builds on the arch of
+VMLINUX (its ELF header, or --arch): on 7.3 rmap-id and vma-lock (whose
+per-transition decisions are #[inline(always)] the same way), and on
+arm64 also contpte (the decisions of arch/arm64/mm/contpte.c). A listing
+(--disassembly) without --arch or --system checks rmap-id.
 
---expect-calls inverts the verdict for a control run on a kernel built
+--expect-calls inverts the verdict for a control run on code built
 without CONFIG_RUST_MM_LTO: there every named caller of an entry point
-must call it, which shows the check can fail. The last line is
-'lto-check: N passed, N failed'.
+must call it, which shows the check can fail.
+
+--replay BUILD is that control without another kernel: it compiles the C
+objects that hold the named callers again from the LTO build BUILD's own
+commands (.X.o.cmd), into --scratch (default: a temporary directory),
+with the LTO flags taken out, so native code of the same tree, config,
+compiler and flags, then checks their llvm-objdump -dr listings (a call
+in an unlinked object is a relocation) with --expect-calls. BUILD is
+left as it was. The last line is 'lto-check: N passed, N failed'.
 """
 import argparse
 import os
 import re
 import subprocess
 import sys
+import tempfile
 
 # The tables of each base's series (RUST_MM_BASE, else the default base of
 # scripts/lib/env.sh): first 6.12's (kernel-patches-6.12/), then 7.3's.
@@ -151,13 +164,53 @@ CALLERS_VMA_LOCK_7_3 = {
                                     "rust_vma_lock_exclusion_reached"],
 }
 MAY_VANISH_VMA_LOCK_7_3 = {"vma_start_read", "__vma_start_exclude_readers"}
-# (base, system) -> the system's tables; --system picks them (default
-# rmap-id, whose tables are also ENTRY_POINTS, CALLERS, ... below).
+# Linux 7.3's arm64 contpte (topic contpte): every decision of
+# arch/arm64/mm/contpte.c is a rust/mm entry point, asked by the function
+# that used to make it. pgtable.h's inline wrappers call the exported
+# contpte_*() functions, not Rust; contpte_align_addr_ptep() and
+# contpte_try_unfold_partial() are inline in their callers, which so call
+# Rust themselves.
+ENTRY_POINTS_CONTPTE_7_3 = [
+    "rust_contpte_try_fold",
+    "rust_contpte_convert",
+    "rust_contpte_gather",
+    "rust_contpte_gather_lockless",
+    "rust_contpte_set_ptes_runs",
+    "rust_contpte_partial_ends",
+    "rust_contpte_align_addr_ptep",
+    "rust_contpte_access_plan",
+]
+CALLERS_CONTPTE_7_3 = {
+    "__contpte_try_fold": ["rust_contpte_try_fold"],
+    "contpte_convert": ["rust_contpte_convert"],
+    "contpte_ptep_get": ["rust_contpte_gather"],
+    "contpte_ptep_get_lockless": ["rust_contpte_gather_lockless"],
+    "contpte_set_ptes": ["rust_contpte_set_ptes_runs"],
+    "contpte_clear_full_ptes": ["rust_contpte_partial_ends"],
+    "contpte_get_and_clear_full_ptes": ["rust_contpte_partial_ends"],
+    "contpte_wrprotect_ptes": ["rust_contpte_partial_ends"],
+    "contpte_test_and_clear_young_ptes": ["rust_contpte_align_addr_ptep"],
+    "contpte_clear_flush_young_ptes": ["rust_contpte_align_addr_ptep"],
+    "contpte_clear_young_dirty_ptes": ["rust_contpte_align_addr_ptep"],
+    "contpte_ptep_set_access_flags": ["rust_contpte_access_plan"],
+}
+# contpte_convert() is static (its callers: __contpte_try_fold() and
+# __contpte_try_unfold()).
+MAY_VANISH_CONTPTE_7_3 = {"contpte_convert"}
+# (base, system) -> the system's tables: entry points, callers, their
+# out-of-line large-folio work, the callers that may be inlined away, and
+# the objects (of the build directory) that define the callers, for
+# --replay (None: not replayable). --system picks them (the rmap-id
+# tables are also ENTRY_POINTS, CALLERS, ... below).
 TABLES = {
-    ("6.12", "rmap-id"): (ENTRY_POINTS_6_12, CALLERS_6_12, OUT_OF_LINE_6_12, MAY_VANISH_6_12),
-    ("7.3", "rmap-id"): (ENTRY_POINTS_7_3, CALLERS_7_3, OUT_OF_LINE_7_3, set()),
+    ("6.12", "rmap-id"): (ENTRY_POINTS_6_12, CALLERS_6_12, OUT_OF_LINE_6_12, MAY_VANISH_6_12,
+                          None),
+    ("7.3", "rmap-id"): (ENTRY_POINTS_7_3, CALLERS_7_3, OUT_OF_LINE_7_3, set(),
+                         ["mm/rmap.o", "mm/memory.o", "mm/madvise.o"]),
     ("7.3", "vma-lock"): (ENTRY_POINTS_VMA_LOCK_7_3, CALLERS_VMA_LOCK_7_3, {},
-                          MAY_VANISH_VMA_LOCK_7_3),
+                          MAY_VANISH_VMA_LOCK_7_3, ["mm/mmap_lock.o"]),
+    ("7.3", "contpte"): (ENTRY_POINTS_CONTPTE_7_3, CALLERS_CONTPTE_7_3, {},
+                         MAY_VANISH_CONTPTE_7_3, ["arch/arm64/mm/contpte.o"]),
 }
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import topics  # noqa: E402  (scripts/lib/topics.py: the default base)
@@ -166,12 +219,19 @@ BASE = os.environ.get("RUST_MM_BASE") or topics.default_base()
 if (BASE, "rmap-id") not in TABLES:
     sys.exit(f"lto-check: no tables for RUST_MM_BASE={BASE} "
              f"(known: {' '.join(sorted({b for b, _ in TABLES}))})")
-ENTRY_POINTS, CALLERS, OUT_OF_LINE, MAY_VANISH = TABLES[(BASE, "rmap-id")]
+ENTRY_POINTS, CALLERS, OUT_OF_LINE, MAY_VANISH, _ = TABLES[(BASE, "rmap-id")]
+# ELF e_machine -> the arch names of the topics' Arch field.
+MACHINES = {62: "x86_64", 183: "arm64"}
 
 FUNC = re.compile(r"^([0-9a-f]+) <([^>]+)>:$")
 # x86: call/jmp (a tail call); arm64: bl/b. Direct branches name their
 # target as <symbol> or <symbol+0x...>.
 CALL = re.compile(r"\s(?:call|callq|jmp|jmpq|bl|b)\s+(?:0x)?[0-9a-f]+\s+<([^>+]+)(?:\+0x[0-9a-f]+)?>")
+# In an unlinked object (llvm-objdump -dr) a call to another object's
+# function is a placeholder branch followed by its relocation, which
+# names the target.
+RELOC = re.compile(r"^\s+[0-9a-f]+:\s+R_(?:AARCH64_(?:CALL26|JUMP26)|X86_64_(?:PLT32|PC32))"
+                   r"\s+([^\s+-]+)")
 
 
 def disassemble(objdump, vmlinux):
@@ -182,20 +242,95 @@ def disassemble(objdump, vmlinux):
 
 
 def parse(out):
-    """{function: [called symbols]} of an llvm-objdump -d listing."""
-    funcs, cur = {}, None
+    """{function: [called symbols]} of an llvm-objdump -d (or -dr) listing."""
+    funcs, cur, branch = {}, None, None
     for line in out.splitlines():
         m = FUNC.match(line)
         if m:
-            cur = m.group(2)
+            cur, branch = m.group(2), None
             funcs.setdefault(cur, [])
             continue
         if cur is None:
             continue
+        m = RELOC.match(line)
+        if m:
+            # The branch just before: its relocation is its real target.
+            if branch == "appended":
+                funcs[cur][-1] = m.group(1)
+            elif branch == "self":
+                funcs[cur].append(m.group(1))
+            branch = None
+            continue
+        branch = None
         m = CALL.search(line)
         if m and m.group(1) != cur:
             funcs[cur].append(m.group(1))
+            branch = "appended"
+        elif m:
+            branch = "self"
     return funcs
+
+
+def elf_arch(path):
+    """The arch (topics' names) of the ELF file PATH, or None."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(20)
+    except OSError:
+        return None
+    if head[:4] != b"\x7fELF":
+        return None
+    return MACHINES.get(int.from_bytes(head[18:20], "little"))
+
+
+def default_systems(arch):
+    """Every system with tables for BASE whose topic builds on ARCH."""
+    names = topics.topic_names()
+    return [sy for b, sy in TABLES if b == BASE and
+            (sy not in names or topics.builds_on(topics.read_topic(sy), arch))]
+
+
+# The flags the top Makefile adds for Clang LTO (CC_FLAGS_LTO and the
+# visibility LTO comes with); -fno-lto before them stays.
+LTO_FLAGS = ("-flto=thin", "-flto", "-fsplit-lto-unit", "-fvisibility=hidden")
+
+
+def replay(build, objects, scratch, objdump):
+    """The llvm-objdump -dr listing of OBJECTS compiled again, natively,
+    from BUILD's own commands into SCRATCH (BUILD untouched). Exits with
+    a reason when a command is not what it expects."""
+    listing = []
+    for obj in objects:
+        d, b = os.path.split(obj)
+        cmdfile = os.path.join(build, d, f".{b}.cmd")
+        try:
+            with open(cmdfile) as f:
+                first = f.readline()
+        except OSError as e:
+            sys.exit(f"lto-check: --replay: cannot read {cmdfile} ({e.strerror}): "
+                     f"is {build} a built kernel?")
+        prefix = f"savedcmd_{obj} := "
+        if not first.startswith(prefix):
+            sys.exit(f"lto-check: --replay: {cmdfile} does not start with '{prefix}'")
+        words = first[len(prefix):].split(" ")
+        out = os.path.join(scratch, obj.replace("/", "_"))
+        if words.count("-o") != 1 or words[words.index("-o") + 1] != obj:
+            sys.exit(f"lto-check: --replay: {cmdfile}: not one '-o {obj}'")
+        words[words.index("-o") + 1] = out
+        deps = [i for i, w in enumerate(words) if w.startswith("-Wp,-MMD,")]
+        if len(deps) != 1 or ";" in words:
+            sys.exit(f"lto-check: --replay: {cmdfile}: not one compiler command")
+        words[deps[0]] = f"-Wp,-MMD,{out}.d"
+        if not any(w in LTO_FLAGS for w in words):
+            sys.exit(f"lto-check: --replay: {cmdfile} has no LTO flag ({' '.join(LTO_FLAGS)}): "
+                     "BUILD is not an LTO build")
+        cmd = " ".join(w for w in words if w not in LTO_FLAGS)
+        r = subprocess.run(["sh", "-c", cmd], cwd=build, capture_output=True, text=True)
+        if r.returncode != 0:
+            sys.exit(f"lto-check: --replay: compiling {obj} natively failed:\n{r.stderr}")
+        listing.append(subprocess.run([objdump, "-dr", "--no-show-raw-insn", out], check=True,
+                                      capture_output=True, text=True).stdout)
+    return "\n".join(listing)
 
 
 def base_name(sym):
@@ -211,21 +346,50 @@ def main():
     ap.add_argument("--disassembly", action="store_true",
                     help="the argument is an llvm-objdump -d listing, not a vmlinux "
                     "(tests/tools/test_tools.py)")
+    ap.add_argument("--arch", choices=sorted(set(MACHINES.values())),
+                    help="the arch whose systems to check (default: VMLINUX's)")
     ap.add_argument("--system", action="append",
-                    help="a system whose entry points to check (repeatable; default rmap-id)")
-    ap.add_argument("vmlinux")
+                    help="a system whose entry points to check (repeatable; default: every "
+                    "system with tables that builds on the arch)")
+    ap.add_argument("--replay", metavar="BUILD",
+                    help="the control: compile BUILD's callers again natively and want the calls")
+    ap.add_argument("--scratch", help="where --replay compiles (default: a temporary directory)")
+    ap.add_argument("vmlinux", nargs="?")
     a = ap.parse_args()
-    systems = a.system or ["rmap-id"]
+    if (a.replay is None) == (a.vmlinux is None):
+        ap.error("give either VMLINUX or --replay BUILD")
+    if a.replay:
+        a.expect_calls = True
+        a.vmlinux = os.path.join(a.replay, "vmlinux")
+    arch = a.arch or (None if a.disassembly else elf_arch(a.vmlinux))
+    if not a.system and not a.disassembly and arch is None:
+        print(f"lto-check: {a.vmlinux} is not an ELF file of a known arch "
+              f"({' '.join(sorted(set(MACHINES.values())))}); name it with --arch")
+        return 2
+    systems = a.system or (default_systems(arch) if arch else ["rmap-id"])
     for system in systems:
         if (BASE, system) not in TABLES:
             known = " ".join(sorted(sy for b, sy in TABLES if b == BASE))
             print(f"lto-check: no tables for system {system} on {BASE} (known: {known})")
             return 2
+        if a.replay and TABLES[(BASE, system)][4] is None:
+            print(f"lto-check: --replay: system {system} on {BASE} names no objects")
+            return 2
     if a.disassembly:
         with open(a.vmlinux) as f:
             funcs = parse(f.read())
+    elif a.replay:
+        objects = list(dict.fromkeys(o for sy in systems for o in TABLES[(BASE, sy)][4]))
+        if a.scratch:
+            os.makedirs(a.scratch, exist_ok=True)
+            funcs = parse(replay(a.replay, objects, a.scratch, a.objdump))
+        else:
+            with tempfile.TemporaryDirectory(prefix="lto-replay.") as scratch:
+                funcs = parse(replay(a.replay, objects, scratch, a.objdump))
+        print(f"lto-check: {arch or a.replay}: {' '.join(objects)} compiled again without LTO")
     else:
         funcs = disassemble(a.objdump, a.vmlinux)
+    print(f"lto-check: systems {' '.join(systems)}" + (f" ({arch})" if arch else ""))
     passed = failed = 0
 
     def verdict(ok, text):
@@ -238,7 +402,7 @@ def main():
 
     every_entry = set()
     for system in systems:
-        entry_points, callers, out_of_line, may_vanish = TABLES[(BASE, system)]
+        entry_points, callers, out_of_line, may_vanish, _ = TABLES[(BASE, system)]
         entry = set(entry_points)
         every_entry |= entry
         # Every system's lines but the default's name it.
@@ -248,7 +412,8 @@ def main():
     entry = every_entry
     callers = sorted({base_name(f) for f, cs in funcs.items() if any(c in entry for c in cs)})
     if a.expect_calls:
-        verdict(bool(callers), f"control: {len(callers)} function(s) call an entry point")
+        verdict(bool(callers), f"control: {len(callers)} function(s) call an entry point" +
+                (" in the native objects" if a.replay else ""))
     else:
         verdict(not callers, "no function in vmlinux calls an entry point" +
                 (f" (callers: {' '.join(callers)})" if callers else ""))
@@ -260,11 +425,15 @@ def check_system(funcs, a, verdict, tag, entry_points, callers_table, out_of_lin
     """One system's lines: its entry points are in vmlinux, and each of its
     named callers calls none of them (--expect-calls: each of them)."""
     entry = set(entry_points)
-    missing = [e for e in entry_points if e not in funcs]
     # The exports stay out of line (KUnit and debug code take their
     # address or call them from C that is not hot); only calls vanish.
-    verdict(not missing, f"{tag}the entry points are in vmlinux" +
-            (f" (missing: {' '.join(missing)})" if missing else ""))
+    # The replayed objects are C's alone.
+    if not a.replay:
+        missing = [e for e in entry_points if e not in funcs]
+        verdict(not missing, f"{tag}the entry points are in vmlinux" +
+                (f" (missing: {' '.join(missing)})" if missing else ""))
+    where = "the objects" if a.replay else "vmlinux"
+    how = "compiled natively" if a.replay else "no RUST_MM_LTO"
 
     for caller, wants in callers_table.items():
         bodies = [f for f in funcs if base_name(f) == caller]
@@ -273,7 +442,7 @@ def check_system(funcs, a, verdict, tag, entry_points, callers_table, out_of_lin
             # into its callers (whose bodies the last check covers).
             ok = caller in may_vanish
             verdict(ok, f"{tag}{caller}: " + ("inlined into its callers (no body left)" if ok
-                                              else "not in vmlinux"))
+                                              else f"not in {where}"))
             continue
         calls = [c for f in bodies for c in funcs[f]]
         to_entry = sorted({c for c in calls if c in entry})
@@ -294,7 +463,7 @@ def check_system(funcs, a, verdict, tag, entry_points, callers_table, out_of_lin
             continue
         if a.expect_calls:
             ok = all(w in to_entry for w in wants)
-            verdict(ok, f"{tag}{caller} (control, no RUST_MM_LTO) calls "
+            verdict(ok, f"{tag}{caller} (control, {how}) calls "
                     f"{' '.join(wants)}: {'yes' if ok else 'no: ' + (' '.join(to_entry) or 'none')}")
             continue
         text = f"{tag}{caller} calls no rust/mm entry point, no Rust function and no Rust helper"

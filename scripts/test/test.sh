@@ -31,9 +31,12 @@
 #   userspace        that kernel booted as a machine (3 vCPUs, two NUMA
 #                    nodes, zram swap, hugetlb pages): our programs (every
 #                    planned case) and the tree's mm selftests
-#   kunit-arm64, lto-control, userspace-arm64
-#                    the same on arm64 4K (no LTO: lto-check must find the
-#                    calls there, the check's control)
+#   kunit-arm64, lto-check-arm64, userspace-arm64
+#                    the same on arm64 4K (ThinLTO too; lto-check adds
+#                    contpte's entry points)
+#   lto-control      the inlining check can fail: the C objects of the
+#                    callers it names, compiled again natively from each
+#                    LTO build's own commands, must call the entry points
 #   selfcheck        the isolation checks catch a leak (MAP_SHARED, host)
 #   lint             checkpatch --strict, rustfmt, clippy (kernel and host)
 #
@@ -42,7 +45,7 @@
 # or suite on one kernel and arch, or one gate; a skip is never a pass (a
 # KUnit skip and an undeclared skip of ours are failures; a declared skip
 # and a selftest's skip are reported, not counted). make test builds two
-# kernels (x86_64 with LTO, arm64 4K); the unpatched kernel and the
+# kernels (x86_64 and arm64 4K, both with LTO); the unpatched kernel and the
 # option-off one, with the selftests compared case by case (parity), are
 # make test-all's.
 # A stage that breaks (does not build, guest crash, no result line) counts
@@ -182,16 +185,28 @@ stage readme readme ok_lines_stage readme 1 python3 "$T/docs/readme-table.py" --
 say "== our checkers can fail (tests/tools) =="
 stage tools tools tools_stage
 
-# The systems whose entry points the test kernel must inline (every one
-# with tables in scripts/test/lto-check.py for this base).
-LTO_SYSTEMS="--system rmap-id"
-[ "$RUST_MM_BASE" = 6.12 ] || LTO_SYSTEMS+=" --system vma-lock"
+# The inlining check: every system with tables in scripts/test/lto-check.py
+# for this base whose topic builds on the vmlinux's arch.
+lto_check() { python3 "$T/test/lto-check.py" --objdump "$LLVM_BIN/llvm-objdump" "$@"; }
+# Its control, one count for both arches: the named callers' C objects of
+# each LTO build compiled again natively (seconds, no third kernel).
+lto_control_stage() {
+	local b out p=0 f=0
+	for b in "$KUNIT_OUT" "$BUILD_DIR/kunit-arm64"; do
+		out="$(lto_check --replay "$b" 2>&1)"
+		echo "$out"
+		if [[ "$(tail -n 1 <<<"$out")" =~ ^lto-check:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
+			p=$((p + BASH_REMATCH[1])) f=$((f + BASH_REMATCH[2]))
+		else
+			f=$((f + 1))
+		fi
+	done
+	echo "lto-check: $p passed, $f failed"
+}
 say "== KUnit (x86_64, QEMU) =="
 stage kunit kunit bash "$T/test/run-kunit.sh"
 say "== rust/mm inlined into its C callers in that x86_64 LTO kernel; refusals =="
-# shellcheck disable=SC2086
-stage lto-check lto-check python3 "$T/test/lto-check.py" --objdump "$LLVM_BIN/llvm-objdump" \
-	$LTO_SYSTEMS "$KUNIT_OUT/vmlinux"
+stage lto-check lto-check lto_check "$KUNIT_OUT/vmlinux"
 stage lto-refusal lto-refusal bash "$T/test/lto-refusal.sh"
 
 # Our programs and the tree's mm selftests (ksft.list sets "all" and
@@ -203,10 +218,17 @@ stage userspace userspace bash "$T/test/run-userspace.sh"
 
 say "== KUnit (arm64 4K, qemu-system-aarch64 -machine virt -cpu max) =="
 stage kunit-arm64 kunit env ARCH=arm64 bash "$T/test/run-kunit.sh"
-say "== the inlining check can fail: arm64's test kernel (no LTO) calls the entry points =="
-# shellcheck disable=SC2086
-stage lto-control lto-check python3 "$T/test/lto-check.py" --objdump "$LLVM_BIN/llvm-objdump" \
-	--expect-calls $LTO_SYSTEMS "$BUILD_DIR/kunit-arm64/vmlinux"
+if [ "$RUST_MM_BASE" = 6.12 ]; then
+	# 6.12's arm64 test kernel is native (its rust-lto patch builds x86_64
+	# only): it is the control, and its callers must call.
+	say "== the inlining check can fail: arm64's test kernel (no LTO) calls the entry points =="
+	stage lto-control lto-check lto_check --expect-calls "$BUILD_DIR/kunit-arm64/vmlinux"
+else
+	say "== rust/mm inlined into its C callers in that arm64 LTO kernel (contpte too) =="
+	stage lto-check-arm64 lto-check lto_check "$BUILD_DIR/kunit-arm64/vmlinux"
+	say "== the inlining check can fail: the callers compiled natively call the entry points =="
+	stage lto-control lto-check lto_control_stage
+fi
 say "== userspace tests booted on arm64 4K (the same kernel, initramfs; selftests/mm/cow) =="
 # Our programs and the selftests every kernel runs (set "all"); make
 # test-all boots arm64 with the others too (TCG runs arm64 guests about

@@ -21,6 +21,10 @@
  *                   the child exits; the grandchild, the only mm left
  *                   mapping folios three mms mapped, writes one byte per
  *                   page (THP and mTHP only)
+ *   mprotect        mprotect(PROT_READ) of the whole PTE-mapped area in
+ *                   one call: change_pte_range(), whose contpte blocks
+ *                   7.x batches (modify_prot_start/commit_ptes); only
+ *                   by name (BENCH_SYSTEM=contpte), not in "all"
  *
  * each on THP ("thp.", MADV_HUGEPAGE, PTE-mapped first as in the seed),
  * on 64 KiB mTHP ("mthp.", PTE-mapped from the start: one arm64
@@ -522,12 +526,14 @@ static void pte_map(char *mem)
 }
 
 enum action { REMAP, MUNMAP, FORK, COW, COW_BYTE, COW_REUSE, COW_REUSE_BYTE,
-	      PTE_DONTNEED, COW_REUSE_GRANDCHILD };
+	      PTE_DONTNEED, COW_REUSE_GRANDCHILD, MPROTECT };
 
 static const char *const action_name[] = {
 	"remap", "munmap", "fork", "cow", "cow-byte", "cow-reuse",
-	"cow-reuse-byte", "pte-dontneed", "cow-reuse-grandchild",
+	"cow-reuse-byte", "pte-dontneed", "cow-reuse-grandchild", "mprotect",
 };
+_Static_assert(sizeof(action_name) / sizeof(action_name[0]) == MPROTECT + 1,
+	       "one name per action");
 
 /* Below 10 ms per window (base 6.12): they get SHORT_FACTOR x the runs. */
 static int is_short(enum kind k, enum action a)
@@ -805,6 +811,11 @@ static void micro(enum action a, enum kind k, const char *name, struct run *r)
 		t0 = start();
 		for (unsigned long off = 0; off < size; off += PAGE)
 			madvise(mem + off, PAGE, MADV_DONTNEED);
+		t1 = stop();
+		break;
+	case MPROTECT:
+		t0 = start();
+		mprotect(mem, size, PROT_READ);
 		t1 = stop();
 		break;
 	case COW_REUSE_GRANDCHILD:	/* cow_reuse_grandchild() */
@@ -1711,7 +1722,7 @@ int main(int argc, char **argv)
 		static const enum kind order[] = { PMD_THP, SMALL, MTHP64 };
 		enum kind k = order[i];
 
-		for (int a = REMAP; a <= COW_REUSE_GRANDCHILD; a++) {
+		for (int a = REMAP; a <= MPROTECT; a++) {
 			char name[64];
 			int n = is_short(k, a) ? runs * SHORT_FACTOR : runs;
 
@@ -1720,7 +1731,7 @@ int main(int argc, char **argv)
 			if (k == SMALL && a == COW_REUSE_GRANDCHILD)
 				continue;	/* order-0: nothing to track */
 			snprintf(name, sizeof(name), "%s.%s", kind_name[k], action_name[a]);
-			if (strcmp(want, name) && (strcmp(want, "all") || k == MTHP64))
+			if (strcmp(want, name) && (strcmp(want, "all") || k == MTHP64 || a == MPROTECT))
 				continue;
 			found = 1;
 			thp_sizes(name, k);

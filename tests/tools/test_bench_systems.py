@@ -107,9 +107,10 @@ for _a in ("remap", "munmap", "fork", "cow", "cow-byte", "cow-reuse",
         OLD_TARGET[f"small.{_a}"] = (-0.5, 0.5)
     if f"thp.{_a}" in OLD_TARGET:
         OLD_TARGET[f"mthp.{_a}"] = OLD_TARGET[f"thp.{_a}"]
+# Since then (issue 44): the whole-area mprotect that 7.x batches.
 OLD_CONTPTE_TARGET = {f"{k}.{a}": ((-0.5, 0.5) if k == "small" else (None, 0.5))
                       for k in ("thp", "mthp", "small")
-                      for a in ("fork", "munmap", "pte-dontneed")}
+                      for a in ("fork", "munmap", "pte-dontneed", "mprotect")}
 OLD_VMA_TARGET = {c: (None, 1.0) for c in ("vma.pft-1t", "vma.pft-2t", "vma.mmap-churn",
                                            "vma.fork-vmas")}
 OLD_CP_TARGET = {"cp.gup-fast-2m": (None, -90.0), "cp.pin-fast-2m": (None, -90.0),
@@ -132,9 +133,10 @@ OLD = {
     "rmap-id": dict(cases={"x86_64": RM, "arm64": RM + MTHP}, append="", profile_append="",
                     kconfig=[], option="CONFIG_MM_RMAP_ID", suffix="", targets=OLD_TARGET,
                     seed=OLD_SEED, mms=True, profile=True),
-    "contpte": dict(cases={"arm64": ["thp.fork", "thp.munmap", "thp.pte-dontneed", "mthp.fork",
-                                     "mthp.munmap", "mthp.pte-dontneed", "small.fork",
-                                     "small.munmap", "small.pte-dontneed"]},
+    "contpte": dict(cases={"arm64": ["thp.fork", "thp.munmap", "thp.pte-dontneed", "thp.mprotect",
+                                     "mthp.fork", "mthp.munmap", "mthp.pte-dontneed",
+                                     "mthp.mprotect", "small.fork", "small.munmap",
+                                     "small.pte-dontneed", "small.mprotect"]},
                     append="", profile_append="", kconfig=[], option="CONFIG_ARM64_CONTPTE_RUST",
                     suffix="-contpte", targets=OLD_CONTPTE_TARGET, seed={}, mms=False, profile=False),
     "vma-lock": dict(cases={a: ["vma.pft-1t", "vma.pft-2t", "vma.mmap-churn", "vma.fork-vmas"]
@@ -501,8 +503,10 @@ class CommandLines(unittest.TestCase):
     def old_kunitconfig(self, arch, name, kernel, lto=False):
         text = rd(os.path.join(TOP, "tests", "bench", "bench.kunitconfig"))
         if arch == "arm64":
+            # Without the test kernel's LTO since arm64's is LTO (BENCH_LTO says).
             text += "".join(l for l in rd(os.path.join(TOP, "tests", "kunit", "arm64.kunitconfig"))
-                            .splitlines(keepends=True) if "ARM64_CONTPTE_RUST" not in l)
+                            .splitlines(keepends=True) if "ARM64_CONTPTE_RUST" not in l and
+                            not l.startswith(("CONFIG_LTO_CLANG_THIN=", "CONFIG_RUST_MM_LTO=")))
         text += "".join(l + "\n" for l in OLD[name]["kconfig"])
         lto_cfg = ("CONFIG_LTO_CLANG_THIN=y\n" + ("CONFIG_RUST_MM_LTO=y\n" if kernel == "patched" else "")) \
             if lto else ""

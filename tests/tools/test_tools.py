@@ -474,6 +474,151 @@ class LtoCheck(unittest.TestCase):
                            "--system", "vma-lock", "--expect-calls")
         self.assertEqual(r.returncode, 0, r.stdout)
 
+    def arm64_listing(self, calls, relocs=False):
+        """An arm64 listing of contpte's table (and rmap-id's and
+        vma-lock's functions, calling nothing): CALLS maps a function to the
+        symbols it calls, as a linked vmlinux shows them, or (RELOCS) as an
+        unlinked object does: a branch to itself and the relocation."""
+        mod = load("lto_check", "test/lto-check.py")
+        names = (list(mod.ENTRY_POINTS) + list(mod.CALLERS) + list(mod.ENTRY_POINTS_VMA_LOCK_7_3) +
+                 list(mod.CALLERS_VMA_LOCK_7_3) + list(mod.ENTRY_POINTS_CONTPTE_7_3) +
+                 list(mod.CALLERS_CONTPTE_7_3))
+        out, addr = ["", "vmlinux:\tfile format elf64-littleaarch64", ""], 0xffff800080010000
+        calls = dict(self.GOOD, **calls)
+        for n in dict.fromkeys(names + list(calls)):
+            start = addr
+            out.append(f"{addr:016x} <{n}>:")
+            out.append(f"{addr:x}:      \tpaciasp")
+            for c in calls.get(n, []):
+                addr += 4
+                if relocs:
+                    out.append(f"{addr:x}:      \tbl\t0x{addr - start:x} <{n}+0x{addr - start:x}>")
+                    out.append(f"\t\t{addr:016x}:  R_AARCH64_CALL26\t{c}")
+                else:
+                    out.append(f"{addr:x}:      \tbl\t0x{0xffff800081000000:x} <{c}>")
+            addr += 4
+            out.append(f"{addr:x}:      \tret")
+            out.append("")
+            addr += 4
+        path = os.path.join(self.tmp, "vmlinux-arm64.dis")
+        wr(path, "\n".join(out) + "\n")
+        return path
+
+    def test_arm64_checks_contpte_too_and_fails_a_call_left(self):
+        r = subprocess.run([sys.executable, self.SCRIPT, "--disassembly", "--arch", "arm64",
+                            self.arm64_listing({})], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertIn("lto-check: systems rmap-id vma-lock contpte (arm64)", r.stdout)
+        self.assertIn("contpte: the entry points are in vmlinux: ok", r.stdout)
+        self.assertIn("lto-check: 32 passed, 0 failed", r.stdout)
+        # contpte_ptep_get() still calling the gather, as without LTO.
+        r = subprocess.run([sys.executable, self.SCRIPT, "--disassembly", "--arch", "arm64",
+                            self.arm64_listing({"contpte_ptep_get": ["rust_contpte_gather"]})],
+                           capture_output=True, text=True)
+        self.assertNotEqual(r.returncode, 0, r.stdout)
+        self.assertIn("contpte: contpte_ptep_get calls no rust/mm entry point, no Rust function "
+                      "and no Rust helper (calls rust_contpte_gather): FAILED", r.stdout)
+        # x86_64 has no contpte.
+        r = subprocess.run([sys.executable, self.SCRIPT, "--disassembly", "--arch", "x86_64",
+                            self.arm64_listing({})], capture_output=True, text=True)
+        self.assertIn("lto-check: systems rmap-id vma-lock (x86_64)", r.stdout)
+
+    def test_an_unlinked_objects_calls_are_its_relocations(self):
+        mod = load("lto_check", "test/lto-check.py")
+        wants = dict(mod.CALLERS_CONTPTE_7_3)
+        for relocs in (False, True):
+            r = subprocess.run([sys.executable, self.SCRIPT, "--disassembly", "--expect-calls",
+                                "--system", "contpte", self.arm64_listing(wants, relocs)],
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stdout)
+            self.assertIn("contpte: contpte_set_ptes (control, no RUST_MM_LTO) calls "
+                          "rust_contpte_set_ptes_runs: yes: ok", r.stdout)
+            self.assertIn("lto-check: 14 passed, 0 failed", r.stdout)
+        # x86_64's form: call to itself, then R_X86_64_PLT32 sym-0x4.
+        listing = ("0000000000000000 <folio_remove_rmap_ptes>:\n"
+                   "       0:      \tendbr64\n"
+                   "       4:      \tcallq\t0x9 <folio_remove_rmap_ptes+0x9>\n"
+                   "\t\t0000000000000005:  R_X86_64_PLT32\trust_folio_rmap_add-0x4\n"
+                   "       9:      \tretq\n")
+        self.assertEqual(mod.parse(listing), {"folio_remove_rmap_ptes": ["rust_folio_rmap_add"]})
+
+    def replay_build(self, source, lto=True):
+        """A build directory whose mm/.mmap_lock.o.cmd compiles SOURCE as
+        Kbuild does (with -flto=thin ... when LTO)."""
+        build = os.path.join(self.tmp, "build")
+        os.makedirs(os.path.join(build, "mm"), exist_ok=True)
+        src = os.path.join(self.tmp, "mmap_lock.c")
+        wr(src, source)
+        lto_flags = "-fno-lto -flto=thin -fsplit-lto-unit -fvisibility=hidden " if lto else ""
+        wr(os.path.join(build, "mm", ".mmap_lock.o.cmd"),
+           f"savedcmd_mm/mmap_lock.o := clang -Wp,-MMD,mm/.mmap_lock.o.d -O2 {lto_flags}"
+           f"-DKBUILD_MODNAME='\"mmap_lock\"' -c -o mm/mmap_lock.o {src}\n\n"
+           f"source_mm/mmap_lock.o := {src}\n")
+        return build
+
+    CALLS_VMA_LOCK = """
+int rust_vma_lock_read_admit(int);
+int rust_vma_lock_read_validate(int);
+int rust_vma_lock_exclude_begin(int);
+int rust_vma_lock_exclusion_reached(int);
+int vma_start_read(int x) { return rust_vma_lock_read_admit(x) + rust_vma_lock_read_validate(x); }
+int __vma_start_exclude_readers(int x)
+{ return rust_vma_lock_exclude_begin(x) + rust_vma_lock_exclusion_reached(x); }
+"""
+
+    def test_replay_compiles_the_callers_natively_and_leaves_the_build_alone(self):
+        if shutil.which("clang") is None:
+            self.fail("clang is not in PATH (make test's environment has it)")
+        build = self.replay_build(self.CALLS_VMA_LOCK)
+        r = subprocess.run([sys.executable, self.SCRIPT, "--replay", build, "--system", "vma-lock"],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("vma-lock: vma_start_read (control, compiled natively) calls "
+                      "rust_vma_lock_read_admit rust_vma_lock_read_validate: yes: ok", r.stdout)
+        self.assertIn("lto-check: 3 passed, 0 failed", r.stdout)
+        self.assertEqual(sorted(os.listdir(os.path.join(build, "mm"))), [".mmap_lock.o.cmd"])
+        # A caller that does not call fails the control.
+        build = self.replay_build(self.CALLS_VMA_LOCK.replace(
+            "rust_vma_lock_read_admit(x) + ", ""))
+        r = subprocess.run([sys.executable, self.SCRIPT, "--replay", build, "--system", "vma-lock"],
+                           capture_output=True, text=True)
+        self.assertNotEqual(r.returncode, 0, r.stdout)
+        self.assertIn("calls rust_vma_lock_read_admit rust_vma_lock_read_validate: no: "
+                      "rust_vma_lock_read_validate: FAILED", r.stdout)
+        # A build without LTO flags is not what the control is for.
+        build = self.replay_build(self.CALLS_VMA_LOCK, lto=False)
+        r = subprocess.run([sys.executable, self.SCRIPT, "--replay", build, "--system", "vma-lock"],
+                           capture_output=True, text=True)
+        self.assertNotEqual(r.returncode, 0, r.stdout)
+        self.assertIn("is not an LTO build", r.stderr)
+
+    def test_arm64_lto_refuses_werror_and_w_e(self):
+        """rust/mm/Kbuild's refusals, parsed by make on their own: on arm64
+        CONFIG_WERROR or W=e would make ld.lld's target-triple warning
+        fatal at the end of the link. (A kernel make with CONFIG_WERROR=y
+        on its command line rebuilds the vDSO and asm-offsets first.)"""
+        kbuild = os.path.join(KSRC, "rust", "mm", "Kbuild")
+        if not os.path.exists(kbuild):
+            self.fail(f"{kbuild}: no prepared tree (make test prepares it first)")
+        ok = ["CONFIG_RUST_MM=y", "CONFIG_RUST_MM_LTO=y", "CONFIG_LTO_CLANG=y",
+              "CONFIG_LTO_CLANG_THIN=y", "CONFIG_RUSTC_CLANG_LLVM_COMPATIBLE=y"]
+
+        def parse(*words):
+            return subprocess.run(["make", "-s", "-f", kbuild, "--eval", "all: ; @:", "all",
+                                   *ok, *words], capture_output=True, text=True)
+        for words in (["CONFIG_ARM64=y", "CONFIG_WERROR=y"],
+                      ["CONFIG_ARM64=y", "KBUILD_EXTRA_WARN=1e"]):
+            r = parse(*words)
+            self.assertNotEqual(r.returncode, 0, words)
+            self.assertIn("CONFIG_RUST_MM_LTO=y on arm64 does not link with CONFIG_WERROR=y or "
+                          "W=e", r.stderr)
+        for words in (["CONFIG_ARM64=y"], ["CONFIG_X86_64=y", "CONFIG_WERROR=y"]):
+            r = parse(*words)
+            self.assertEqual(r.returncode, 0, (words, r.stderr))
+        # ... and the others still refuse (LTO off).
+        r = parse("CONFIG_ARM64=y", "CONFIG_LTO_CLANG=")
+        self.assertIn("needs CONFIG_LTO_CLANG_THIN=y or CONFIG_LTO_CLANG_FULL=y", r.stderr)
+
     def test_a_system_without_tables_is_refused(self):
         r = self.run_check(self.GOOD, "--system", "pagemap-swap")
         self.assertEqual(r.returncode, 2, r.stdout)

@@ -275,12 +275,21 @@ impl Layout {
         1 << (self.page_shift + self.cont_shift)
     }
 
+    // The address conversions from here to advance_pfn() are
+    // #[inline(always)]: under CONFIG_RUST_MM_LTO the exports are inlined
+    // into contpte.c's C functions, and a Rust function LLVM left out of
+    // line in the crate cannot follow them there (Rust's +strict-align is
+    // not among C's target features), so each would stay a call per PTE
+    // (scripts/test/lto-check.py names such calls).
+
     /// `PTE_ADDR_LOW`: bits `PAGE_SHIFT..=49`.
+    #[inline(always)]
     const fn addr_low(&self) -> u64 {
         ((1u64 << (50 - self.page_shift)) - 1) << self.page_shift
     }
 
     /// `(PTE_ADDR_HIGH, PTE_ADDR_HIGH_SHIFT)` of a 52-bit layout.
+    #[inline(always)]
     const fn addr_high(&self) -> (u64, u32) {
         match self.pa {
             PaLayout::Pa52K64 => (0xf << 12, 36),
@@ -289,7 +298,7 @@ impl Layout {
     }
 
     /// `__pte_to_phys()`.
-    #[inline]
+    #[inline(always)]
     pub const fn pte_to_phys(&self, p: Pte) -> u64 {
         let v = match self.pa {
             PaLayout::Pa48 => return p.0 & self.addr_low(),
@@ -302,7 +311,7 @@ impl Layout {
     }
 
     /// `__phys_to_pte_val()`.
-    #[inline]
+    #[inline(always)]
     pub const fn phys_to_pte_val(&self, phys: u64) -> u64 {
         match self.pa {
             PaLayout::Pa48 => phys,
@@ -319,25 +328,25 @@ impl Layout {
     }
 
     /// `pte_pfn()`.
-    #[inline]
+    #[inline(always)]
     pub const fn pfn(&self, p: Pte) -> u64 {
         self.pte_to_phys(p) >> self.page_shift
     }
 
     /// `pfn_pte(pfn, prot)`.
-    #[inline]
+    #[inline(always)]
     pub const fn pfn_pte(&self, pfn: u64, prot: u64) -> Pte {
         Pte(self.phys_to_pte_val(pfn.wrapping_shl(self.page_shift)) | prot)
     }
 
     /// `pte_pgprot()`: every bit that is not the output address.
-    #[inline]
+    #[inline(always)]
     pub const fn pgprot(&self, p: Pte) -> u64 {
         self.pfn_pte(self.pfn(p), 0).0 ^ p.0
     }
 
     /// `pte_advance_pfn()`: the same attributes, `nr` pages further.
-    #[inline]
+    #[inline(always)]
     pub const fn advance_pfn(&self, p: Pte, nr: u64) -> Pte {
         self.pfn_pte(self.pfn(p).wrapping_add(nr), self.pgprot(p))
     }
