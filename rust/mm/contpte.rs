@@ -134,8 +134,21 @@ unsafe fn live_entries<'a>(block: *const u64) -> impl Iterator<Item = u64> + 'a 
     // with no plain access (the function's safety requirements).
     let live: &'a [AtomicU64] =
         unsafe { core::slice::from_raw_parts(block.cast::<AtomicU64>(), N) };
-    live.iter().map(|e| e.load(Ordering::Relaxed))
+    live.iter().map(|e| e.load(LIVE_LOAD))
 }
+
+/// The ordering of a live entry's load: `READ_ONCE()`'s. With
+/// `CONFIG_LTO` arm64 makes `READ_ONCE()` an acquire load (`ldapr`, or
+/// `ldar`; `asm/rwonce.h`) so that the link-time optimiser cannot turn an
+/// address dependency on the value into a control dependency;
+/// `contpte_ptep_get_lockless()`'s value is one gup-fast follows to the
+/// folio. Rust's acquire load is `ldar`.
+#[cfg(CONFIG_LTO)]
+const LIVE_LOAD: Ordering = Ordering::Acquire;
+/// The ordering of a live entry's load: `READ_ONCE()`'s, a plain load
+/// without `CONFIG_LTO`.
+#[cfg(not(CONFIG_LTO))]
+const LIVE_LOAD: Ordering = Ordering::Relaxed;
 
 /// `__contpte_try_fold()`'s decision: whether to fold `addr`'s block with
 /// `pte_mkcont(pte)`. The live block at `blk` is read only if the mm and
