@@ -34,12 +34,15 @@ bench_prepare() {
 # tests/kunit/arm64.kunitconfig (48-bit VAs, contiguous PTEs: the arch as
 # the test kernels have it) without our options and their KUnit tests (the
 # test kernels turn every system on; a benchmark kernel has only the one it
-# measures) nor the test kernel's LTO (BENCH_LTO says), then the measured
-# system's config, then EXTRA_CONFIG.
+# measures), the topics' counters (which only the tests read) nor the test
+# kernel's LTO (BENCH_LTO says), then the measured system's config, then
+# EXTRA_CONFIG.
 bench_kunitconfig() { # EXTRA_CONFIG
-	local re
+	local re counters
 	re="CONFIG_($(our_options_re))"
 	[ "$re" != "CONFIG_()" ] || die "cannot read our Kconfig options (scripts/lib/topics.py options)"
+	counters="$(counter_options_re)"
+	[ -z "$counters" ] || re="$re|CONFIG_($counters)="
 	re="$re|CONFIG_(LTO_CLANG_THIN|RUST_MM_LTO)="
 	cat "$RUST_MM_TOP/tests/bench/bench.kunitconfig"
 	[ "$KARCH" = arm64 ] && grep -vE "$re" "$RUST_MM_TOP/tests/kunit/arm64.kunitconfig"

@@ -11,6 +11,12 @@ our_options_re() {
 	python3 "$RUST_MM_TOP/scripts/lib/topics.py" options | sed 's/^CONFIG_//' | paste -sd'|'
 }
 
+# The topics' counting options (topics.py counters), as an ERE alternation
+# without CONFIG_; empty when no topic has one.
+counter_options_re() {
+	python3 "$RUST_MM_TOP/scripts/lib/topics.py" counters | sed 's/^CONFIG_//' | paste -sd'|'
+}
+
 # Every Kconfig option the series adds (a "config X" line its diff adds to
 # a Kconfig file of the prepared tree: each topic's option and its KUnit,
 # debug and helper options), as an ERE alternation.
@@ -63,13 +69,14 @@ kunit_py() { # SRC OUT ACTION ARGS...
 		--build_dir="$out" --jobs="$(nproc)" "${args[@]}" "$@")
 }
 
-# The kunitconfigs are the 6.12 release's too, and main's 7.3 series does
-# not carry everything of it yet (kernel-patches/unported; options such
-# as CONFIG_DEBUG_MM_RMAP_ID, docs/linux-7.3.md "Not done yet"): those
-# options do not exist in its tree, and kunit.py refuses a kunitconfig
-# whose options do not stick. On any base but 6.12, rewrite each fragment
-# of KUNITCONFIGS into DIR keeping an option only if SRC defines it,
-# naming each one dropped.
+# The kunitconfigs serve both bases, and neither series defines every
+# option of them: main's 7.3 series does not carry everything of 6.12's
+# yet (kernel-patches/unported; options such as CONFIG_DEBUG_MM_RMAP_ID,
+# docs/linux-7.3.md "Not done yet"), and 6.12's has no
+# CONFIG_ARM64_CONTPTE_STATS (its counters came with the topic's option).
+# kunit.py refuses a kunitconfig whose options do not stick, so rewrite
+# each fragment of KUNITCONFIGS into DIR keeping an option only if SRC
+# defines it, naming each one dropped.
 port_kunitconfigs() { # SRC DIR
 	local src="$1" dir="$2" i k f line defined drop=""
 	mkdir -p "$dir"
@@ -80,13 +87,8 @@ port_kunitconfigs() { # SRC DIR
 	if [ "$TARGET" != "$KARCH" ] || { [ "$RUST_MM_BASE" = 6.12 ] && [ "$KARCH" = arm64 ]; }; then
 		drop='^CONFIG_(LTO_CLANG_THIN|RUST_MM_LTO)='
 	fi
-	if [ "$RUST_MM_BASE" = 6.12 ]; then
-		[ -n "$drop" ] || return 0
-		defined=" "
-	else
-		defined=" $(grep -rhoE --include='Kconfig*' '^(menu)?config [A-Za-z0-9_]+' "$src" |
-			awk '{ print $2 }' | sort -u | tr '\n' ' ') "
-	fi
+	defined=" $(grep -rhoE --include='Kconfig*' '^(menu)?config [A-Za-z0-9_]+' "$src" |
+		awk '{ print $2 }' | sort -u | tr '\n' ' ') "
 	for i in "${!KUNITCONFIGS[@]}"; do
 		k="${KUNITCONFIGS[$i]}" f="$dir/$(basename "${KUNITCONFIGS[$i]}")"
 		: > "$f"
@@ -94,7 +96,7 @@ port_kunitconfigs() { # SRC DIR
 			if [ -n "$drop" ] && [[ "$line" =~ $drop ]]; then
 				continue
 			fi
-			if [ "$defined" != " " ] && [[ "$line" =~ ^CONFIG_([A-Za-z0-9_]+)= ]] &&
+			if [[ "$line" =~ ^CONFIG_([A-Za-z0-9_]+)= ]] &&
 			   [[ "$defined" != *" ${BASH_REMATCH[1]} "* ]]; then
 				say "dropped, not defined in $src: ${line%%=*}"
 				continue

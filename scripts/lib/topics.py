@@ -9,8 +9,8 @@ module (Python) or its command line (shell) instead of keeping their own
 lists.
 
 A topic file is "Key: value" lines. Every key below must be present
-(empty where it does not apply); an unknown key or a missing one is
-refused, naming the file and the key:
+(empty where it does not apply) but Counters, which may be left out; an
+unknown key or a missing one is refused, naming the file and the key:
 
   Title     the cover letter's subject
   Prefix    the subject prefix ("RFC PATCH")
@@ -18,6 +18,11 @@ refused, naming the file and the key:
   Depends   topics it applies on, space separated (each listed before it
             in kernel-patches/topics)
   Kconfig   the option that gates its code (CONFIG_...), or empty
+  Counters  options of the topic that only count what the code it
+            replaces does (CONFIG_..., space separated), or empty: the
+            option-off kernel (make test-all's off variants) keeps them
+            on, so its counts are the unpatched code's, beside ours;
+            benchmark kernels leave them off
   KUnit     its KUnit suites, space separated, or empty
   Arch      the arches its option builds on (x86_64 arm64), or empty for all
   Bench     its benchmark report under docs/ (a JSON), or empty
@@ -29,6 +34,7 @@ Command line (what shell scripts use):
   topics.py list                 every topic, in apply order
   topics.py field TOPIC KEY      one value
   topics.py options              every topic's Kconfig option, one per line
+  topics.py counters             every topic's Counters options, one per line
   topics.py suites [ARCH]        every KUnit suite (of the topics that build
                                  on ARCH), one per line
   topics.py programs [ARCH]      every booted test program (that runs on
@@ -65,8 +71,8 @@ def default_base(top=TOP):
 
 # The base this process runs for (exported by scripts/lib/env.sh).
 BASE = os.environ.get("RUST_MM_BASE") or None
-KEYS = ("Title", "Prefix", "Version", "Depends", "Kconfig", "KUnit", "Arch", "Bench", "Programs")
-LISTS = ("Depends", "KUnit", "Arch", "Programs")
+KEYS = ("Title", "Prefix", "Version", "Depends", "Kconfig", "Counters", "KUnit", "Arch", "Bench", "Programs")
+LISTS = ("Depends", "Counters", "KUnit", "Arch", "Programs")
 PROGRAMS_DIR = os.path.join(TOP, "tests", "userspace")
 ARCHES = ("x86_64", "arm64")
 
@@ -109,6 +115,7 @@ def read_topic(name, topics_dir=None):
             if key in fields:
                 raise TopicError(f"{rel}:{n}: '{key}' given twice")
             fields[key] = value.strip()
+    fields.setdefault("Counters", "")
     missing = [k for k in KEYS if k not in fields]
     if missing:
         raise TopicError(f"{rel}: missing key(s) {', '.join(missing)} (every topic declares "
@@ -124,6 +131,9 @@ def read_topic(name, topics_dir=None):
             raise TopicError(f"{rel}: program {p}: arch '{arch}' is not one of {' '.join(ARCHES)}")
     if fields["Kconfig"] and not fields["Kconfig"].startswith("CONFIG_"):
         raise TopicError(f"{rel}: Kconfig '{fields['Kconfig']}' does not start with CONFIG_")
+    for c in fields["Counters"]:
+        if not c.startswith("CONFIG_"):
+            raise TopicError(f"{rel}: Counters option '{c}' does not start with CONFIG_")
     if not fields["Title"]:
         raise TopicError(f"{rel}: empty Title")
     fields["name"] = name
@@ -156,6 +166,12 @@ def options(topics_dir=None):
     """Every topic's Kconfig option (CONFIG_...), in apply order."""
     topics_dir = topics_dir or TOPICS_DIR
     return [t["Kconfig"] for t in all_topics(topics_dir) if t["Kconfig"]]
+
+
+def counters(topics_dir=None):
+    """Every topic's Counters options (CONFIG_...), in apply order."""
+    topics_dir = topics_dir or TOPICS_DIR
+    return [c for t in all_topics(topics_dir) for c in t["Counters"]]
 
 
 def suites(arch=None, topics_dir=None):
@@ -260,6 +276,8 @@ def main(argv):
             print(" ".join(v) if isinstance(v, list) else v)
         elif argv[:1] == ["options"]:
             print("\n".join(options()))
+        elif argv[:1] == ["counters"]:
+            print("\n".join(counters()))
         elif argv[:1] == ["suites"] and len(argv) <= 2:
             arch = argv[1] if len(argv) == 2 else None
             if arch is not None and arch not in ARCHES:

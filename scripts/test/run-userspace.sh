@@ -86,8 +86,15 @@ done
 # Passed to init's environment by the kernel (an unknown NAME=value).
 if grep -q '^CONFIG_MM_RMAP_ID=y' "$KOUT/.config"; then reuse=1; else reuse=0; fi
 if grep -q '^CONFIG_DEBUG_MM_RMAP_ID=y' "$KOUT/.config"; then verify=1; else verify=0; fi
-# The kernel counts contpte folds and unfolds (tests/userspace/contpte.c).
-if grep -q '^CONFIG_ARM64_CONTPTE_RUST=y' "$KOUT/.config"; then cstats=1; else cstats=0; fi
+# The kernel counts contpte folds and unfolds (tests/userspace/contpte.c):
+# the counters' own option on 7.3 (on in the patched and the option-off
+# kernel), the topic's option on 6.12.
+if grep -qE '^(# )?CONFIG_ARM64_CONTPTE_STATS[= ]' "$KOUT/.config"; then
+	cstat_opt=CONFIG_ARM64_CONTPTE_STATS
+else
+	cstat_opt=CONFIG_ARM64_CONTPTE_RUST
+fi
+if grep -q "^$cstat_opt=y" "$KOUT/.config"; then cstats=1; else cstats=0; fi
 # pagemap reports where swapped-out shared pages are, for readers that ask
 # (tests/userspace/pagemap_swap.c).
 if grep -q '^CONFIG_PAGEMAP_SHARED_SWAP=y' "$KOUT/.config"; then pswap=1; else pswap=0; fi

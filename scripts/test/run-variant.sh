@@ -25,9 +25,16 @@ variant="${1:-}"
 [ -f "$KSRC/.rust-mm-applied" ] || die "the tree is not prepared (run: make prepare)"
 # What the variants leave out: every option the series adds (each topic's,
 # with its KUnit and debug options), the LTO of x86_64's test kernel, and
-# on the unpatched tree Rust itself.
+# on the unpatched tree Rust itself. The option-off kernel keeps the
+# topics' counting options (topics.py counters: contpte's fold/unfold
+# counters), so the booted tests count what the C the topics replace
+# does, beside what the patched kernel counts.
 ours="$(series_options_re)"
 [ -n "$ours" ] || die "found no Kconfig option the series adds (is $KSRC prepared?)"
+counters="$(counter_options_re)"
+if [ "$variant" = off ] && [ -n "$counters" ]; then
+	ours="$(tr '|' '\n' <<< "$ours" | grep -Evx "$counters" | paste -sd'|')"
+fi
 case "$variant" in
 off) src="$KSRC"; drop="CONFIG_($ours)(=| is not set)|LTO_CLANG" ;;
 base) src="$BUILD_DIR/linux-base"; drop="CONFIG_($ours)(=| is not set)|LTO_CLANG|CONFIG_RUST=" ;;

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """Self-tests of the one reader of the topics' metadata
 (scripts/lib/topics.py): a topic file that lacks a field, has an unknown
-one or depends on a later topic is refused by name; the real topics read.
+one or depends on a later topic is refused by name; the optional Counters
+are listed; the real topics read.
 
 Run: python3 -m unittest discover -s tests/tools -v
 """
@@ -42,6 +43,17 @@ class Topics(unittest.TestCase):
         self.assertEqual([t["name"] for t in ts], ["a", "b"])
         self.assertEqual(topics.suites("x86_64", self.d), ["x_suite"])
         self.assertEqual(topics.suites("arm64", self.d), ["x_suite", "x_suite"])
+
+    def test_counters_are_optional_listed_and_must_be_options(self):
+        with_counters = GOOD.format(dep="", arch="").replace(
+            "Kconfig: CONFIG_X\n", "Kconfig: CONFIG_X\nCounters: CONFIG_X_STATS CONFIG_X_MORE\n")
+        self.make(["a", "b"], {"a": with_counters, "b": GOOD.format(dep="a", arch="")})
+        self.assertEqual(topics.counters(self.d), ["CONFIG_X_STATS", "CONFIG_X_MORE"])
+        self.assertEqual([t["Counters"] for t in topics.all_topics(self.d)],
+                         [["CONFIG_X_STATS", "CONFIG_X_MORE"], []])
+        self.make(["a"], {"a": with_counters.replace("CONFIG_X_MORE", "X_MORE")})
+        with self.assertRaisesRegex(topics.TopicError, "a/topic: Counters option 'X_MORE'"):
+            topics.all_topics(self.d)
 
     def test_a_missing_field_is_refused_by_name(self):
         self.make(["a"], {"a": GOOD.format(dep="", arch="").replace("KUnit: x_suite\n", "")})
