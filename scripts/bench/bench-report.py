@@ -257,6 +257,62 @@ def counts_result(case, logs, counts_n, rng, arch, boot_case=None):
     return out
 
 
+# The metrics given per folio and per page (per_unit), in this order.
+PER_UNIT = ("insns", "atomics", "l1d", "llc", "cycles")
+AREA_NOTE = re.compile(r"RUSTMM-BENCH-NOTE (\S+): the area is (\d+) MiB")
+
+
+def area_mib(logs, boot_case, mib):
+    """The MiB a window of @boot_case works on: RUSTMM_BENCH_MIB (@mib),
+    or what the guest rounded it up to (a device of 1 GiB folios), as its
+    first base boot's console says."""
+    path = os.path.join(logs, f"base-{boot_case}-1.log")
+    if os.path.exists(path):
+        with open(path, errors="replace") as f:
+            for line in f:
+                m = AREA_NOTE.match(line.strip())
+                if m and m.group(1) == boot_case:
+                    return int(m.group(2))
+    return mib
+
+
+def per_unit(row, mib):
+    """What the patched kernel does more (or less) than the base per folio
+    the case checked and per 4 KiB page of its area of @mib MiB, for each
+    metric of PER_UNIT: the change in the counted boots' medians per
+    window, divided. None without counted figures; per folio None for a
+    case that checks no folios."""
+    c = row.get("counts")
+    if not c or c.get("refused"):
+        return None
+    pages = mib * 1024 * 1024 // 4096
+    folios = row.get("folios") or 0
+    out = {"folios": folios, "pages": pages}
+    for m in PER_UNIT:
+        x = c[m]
+        if x.get("not_counted"):
+            out[m] = None
+            continue
+        d = x["patched"] - x["base"]
+        out[m] = {"delta": d, "per_folio": d / folios if folios else None, "per_page": d / pages}
+    return out
+
+
+def fmt_unit(v):
+    """A per-folio or per-page change: whole numbers from 100, two
+    decimals from 0.1, two significant digits below; "-" for none."""
+    if v is None:
+        return "-"
+    a = abs(v)
+    if a >= 100:
+        return f"{v:+,.0f}"
+    if a >= 0.1:
+        return f"{v:+.2f}"
+    if a == 0:
+        return "0"
+    return f"{v:+.2g}"
+
+
 def disagreements(row):
     """The counted metrics of @row (case_result with counts_result in
     "counts") whose verdict is not the instruction verdict; none without
@@ -276,6 +332,7 @@ def case_result(case, logs, boots_n, rng, boot_case=None):
            "refused": None, "rejected_windows": 0, "rejected_counters": {}}
     problems = []
     per = {}
+    folios = set()
     for k in ("base", "patched"):
         boots, checks, faults = [], [], []
         for b in range(1, boots_n + 1):
@@ -298,6 +355,7 @@ def case_result(case, logs, boots_n, rng, boot_case=None):
                                     f"{r['expect']}, mapped {r['mapped']} (want {want_map})")
                 checks.append(f"{r['folios_ok']}/{r['folios_want']}")
             boots.append([r["ns"] for r in runs])
+            folios.update(r["folios_want"] for r in runs)
             faults.extend(r["faults"] for r in runs if r["faults"] is not None)
         counts = sorted({len(b) for b in boots})
         if counts == [0] or len(counts) != 1:
@@ -306,6 +364,12 @@ def case_result(case, logs, boots_n, rng, boot_case=None):
         per[k] = {"boots_ns": boots, "checks": sorted(set(checks)),
                   "faults_median": statistics.median(faults) if faults else None}
     row["base"], row["patched"] = per["base"], per["patched"]
+    # The folios every window checked (0: a case of no folios, like
+    # vma.mmap-churn); the per-folio figures of the counted boots divide
+    # by it.
+    if len(folios) > 1:
+        problems.append(f"folios per window differ between runs: {sorted(folios)}")
+    row["folios"] = folios.pop() if len(folios) == 1 else 0
     if problems:
         row["refused"] = "; ".join(problems[:4]) + (f" (+{len(problems) - 4} more)" if len(problems) > 4 else "")
         return row
@@ -475,6 +539,7 @@ def main():
                              r["case"])
             r["counts"] = counts_result(r["case"], args.logs, args.counts, crng, args.target, boot_case)
             r["counts"]["disagree"] = disagreements(r)
+            r["per_unit"] = per_unit(r, area_mib(args.logs, boot_case, args.mib))
     beside = beside_result(sys_, rows, args.docs, os.path.basename(args.out))
     mb, mp = manifest(args.base_manifest), manifest(args.patched_manifest)
     # Where the kernels came from (scripts/bench/provenance.py record, made
@@ -659,6 +724,27 @@ def main():
                 cells.append(v)
             dis = ", ".join(COUNTED_NAMES[m] for m in c.get("disagree", [])) or "-"
             md.append(f"| {r['case']} | " + " | ".join(cells) + f" | {dis} |")
+        units = [r for r in rows if r.get("per_unit")]
+        if units:
+            md += ["", "### Per folio and per page", "",
+                   "What the patched kernel does more (+) or less (-) than the base per folio the "
+                   "case's windows checked and per 4 KiB page of the area they worked on: the "
+                   "change in the medians per window above, divided by the folios and by the "
+                   "pages (a case that checks no folios: per page only). A per-page case faults "
+                   "each page once per writer; fork and munmap take a folio per batch.", "",
+                   "| case | folios / pages | " + " | ".join(COUNTED_NAMES[m] + ": per folio / per page"
+                                                          for m in PER_UNIT) + " |",
+                   "|---|---|" + "---|" * len(PER_UNIT)]
+            for r in units:
+                u = r["per_unit"]
+                cells = []
+                for m in PER_UNIT:
+                    x = u[m]
+                    if x is None:
+                        cells.append("not counted")
+                        continue
+                    cells.append(f"{fmt_unit(x['per_folio'])} / {fmt_unit(x['per_page'])}")
+                md.append(f"| {r['case']} | {u['folios']:,} / {u['pages']:,} | " + " | ".join(cells) + " |")
     if slab:
         md += ["", "## Slab memory per vma", "",
                f"`{sys_.slab['case']}`: one more boot per kernel (same image, `{sys_.slab['boot']}` added so "
@@ -750,6 +836,11 @@ def main():
                 f"{m} {c[m]['change_pct']:+.2f}%" if "change_pct" in c[m] else
                 f"{m} not counted" if c[m].get("not_counted") else f"{m} {c[m]['delta']:+,.0f}"
                 for m in SHOWN) + (f"  (disagree: {', '.join(c['disagree'])})" if c.get("disagree") else ""))
+        u = r.get("per_unit")
+        if u:
+            print(f"  {'':22} per folio / per page: " + "; ".join(
+                f"{m} {fmt_unit(u[m]['per_folio'])} / {fmt_unit(u[m]['per_page'])}"
+                for m in PER_UNIT if u[m] is not None))
     return 0
 
 

@@ -181,6 +181,12 @@ class BenchReport(unittest.TestCase):
         self.assertIsNone(old["base"]["faults_median"])
         self.assertEqual(report.faults_cell(old["base"], old["patched"]), "")
 
+    def test_the_folios_a_window_checked_are_kept_and_must_agree(self):
+        base = [noisy(1e8, self.rng) for _ in range(3)]
+        self.assertEqual(self.result("thp.cow", base, base)["folios"], 128)
+        self.assertEqual(self.result("small.cow", base, base, expect="small",
+                                     folios=(65536, 65536))["folios"], 65536)
+
     def test_compound_pagemaps_2m_gup_fast_must_take_a_tenth_of_the_instructions(self):
         # The 6.12 series' target ([targets] of compound-pagemaps.toml:
         # its gup patch); on 7.3 [base_targets."7.3"] makes it +-0.5 %,
@@ -278,6 +284,30 @@ class CountedBoots(unittest.TestCase):
                          ["atomics", "loads", "stores", "l1d", "cycles"])
         # LLC misses did not change: met, where the instructions missed.
         self.assertEqual(report.disagreements({"verdict": "missed", "counts": c}), ["llc"])
+
+    def test_per_folio_and_per_page_divide_the_change_by_what_the_window_worked_on(self):
+        # 128 folios of 512 pages: +128 atomics and +256 LLC misses per
+        # window are +1 and +2 per folio, 1/512 and 1/256 per page.
+        c = self.counted([(100000, 10, 500, 200, 40, 20)] * 3, [(99000, 138, 500, 200, 40, 276)] * 3)
+        u = report.per_unit({"counts": c, "folios": 128}, 256)
+        self.assertEqual((u["folios"], u["pages"]), (128, 65536))
+        self.assertAlmostEqual(u["atomics"]["per_folio"], 1.0)
+        self.assertAlmostEqual(u["atomics"]["per_page"], 1 / 512)
+        self.assertAlmostEqual(u["llc"]["per_folio"], 2.0)
+        self.assertAlmostEqual(u["insns"]["per_folio"], -1000 / 128)
+        self.assertEqual(u["l1d"]["delta"], 0)
+        # A case that checks no folios: per page only; a refused count: none.
+        self.assertIsNone(report.per_unit({"counts": c, "folios": 0}, 256)["atomics"]["per_folio"])
+        self.assertIsNone(report.per_unit({"counts": {"refused": "x"}, "folios": 128}, 256))
+        self.assertEqual([report.fmt_unit(v) for v in (1234.4, -1.0, 0.0021, 0, None)],
+                         ["+1,234", "-1.00", "+0.0021", "0", "-"])
+
+    def test_the_area_is_what_the_guest_rounded_it_up_to(self):
+        wr(os.path.join(self.d, "base-cp.gup-fast-1g-1.log"),
+           "RUSTMM-BENCH-NOTE cp.gup-fast-1g: the area is 1024 MiB, RUSTMM_BENCH_MIB rounded up "
+           "to whole folios of the device\n")
+        self.assertEqual(report.area_mib(self.d, "cp.gup-fast-1g", 256), 1024)
+        self.assertEqual(report.area_mib(self.d, "cp.gup-fast-2m", 256), 256)
 
     def test_a_count_without_coherence_says_not_counted_and_one_with_it_counts(self):
         # A plugin of before coherence wrote five memory columns.
