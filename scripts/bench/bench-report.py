@@ -280,13 +280,14 @@ def per_unit(row, mib):
     """What the patched kernel does more (or less) than the base per folio
     the case checked and per 4 KiB page of its area of @mib MiB, for each
     metric of PER_UNIT: the change in the counted boots' medians per
-    window, divided. None without counted figures; per folio None for a
-    case that checks no folios."""
+    window, divided. None without counted figures, or for a case that
+    checks no folios (vma.mmap-churn: its windows are not about an
+    area's pages)."""
     c = row.get("counts")
-    if not c or c.get("refused"):
+    folios = row.get("folios") or 0
+    if not c or c.get("refused") or not folios:
         return None
     pages = mib * 1024 * 1024 // 4096
-    folios = row.get("folios") or 0
     out = {"folios": folios, "pages": pages}
     for m in PER_UNIT:
         x = c[m]
@@ -294,7 +295,7 @@ def per_unit(row, mib):
             out[m] = None
             continue
         d = x["patched"] - x["base"]
-        out[m] = {"delta": d, "per_folio": d / folios if folios else None, "per_page": d / pages}
+        out[m] = {"delta": d, "per_folio": d / folios, "per_page": d / pages}
     return out
 
 
@@ -730,8 +731,8 @@ def main():
                    "What the patched kernel does more (+) or less (-) than the base per folio the "
                    "case's windows checked and per 4 KiB page of the area they worked on: the "
                    "change in the medians per window above, divided by the folios and by the "
-                   "pages (a case that checks no folios: per page only). A per-page case faults "
-                   "each page once per writer; fork and munmap take a folio per batch.", "",
+                   "pages (the cases that check folios). A per-page case faults each page once "
+                   "per writer; fork and munmap take a folio per batch.", "",
                    "| case | folios / pages | " + " | ".join(COUNTED_NAMES[m] + ": per folio / per page"
                                                           for m in PER_UNIT) + " |",
                    "|---|---|" + "---|" * len(PER_UNIT)]

@@ -296,8 +296,8 @@ class CountedBoots(unittest.TestCase):
         self.assertAlmostEqual(u["llc"]["per_folio"], 2.0)
         self.assertAlmostEqual(u["insns"]["per_folio"], -1000 / 128)
         self.assertEqual(u["l1d"]["delta"], 0)
-        # A case that checks no folios: per page only; a refused count: none.
-        self.assertIsNone(report.per_unit({"counts": c, "folios": 0}, 256)["atomics"]["per_folio"])
+        # A case that checks no folios, or a refused count: none.
+        self.assertIsNone(report.per_unit({"counts": c, "folios": 0}, 256))
         self.assertIsNone(report.per_unit({"counts": {"refused": "x"}, "folios": 128}, 256))
         self.assertEqual([report.fmt_unit(v) for v in (1234.4, -1.0, 0.0021, 0, None)],
                          ["+1,234", "-1.00", "+0.0021", "0", "-"])
