@@ -17,6 +17,11 @@
 #                   patched"); the other's profile from an earlier run is
 #                   reused only with the same kernel image, initramfs and
 #                   settings (hashes; said so)
+#   PROFILE_BLOCKS  functions whose blocks the table lists too, e.g.
+#                   "__vma_start_write vms_gather_munmap_vmas": each block's
+#                   offset, instructions and executions per window in both
+#                   kernels, and the function's entries and instructions
+#                   per entry (which path a change is on)
 # The tables go into docs/profiles/<case>.txt (committed: the docs quote
 # them) with both kernels' provenance.
 #   BENCH_MIB       memory per case in MiB (default 256)
@@ -165,7 +170,8 @@ for c in $CASES; do
 	patched_only "$c" && base_args=()
 	python3 "$RUST_MM_TOP/scripts/bench/profile-report.py" --case "$c" --arch "$TARGET" "${base_args[@]}" \
 		--patched "$OUT/profile/patched-$c.blocks" --patched-map "$OUT/kernel-patched/System.map" \
-		--command "make profile$ARCH_ARG$([ "$SYS_DEFAULT" = 1 ] || echo " BENCH_SYSTEM=$SYSTEM")$([ "$LTO" = 0 ] || echo " BENCH_LTO=1") PROFILE_CASES=$c PROFILE_RUNS=$RUNS BENCH_MIB=$MIB" \
+		--command "make profile$ARCH_ARG$([ "$SYS_DEFAULT" = 1 ] || echo " BENCH_SYSTEM=$SYSTEM")$([ "$LTO" = 0 ] || echo " BENCH_LTO=1") PROFILE_CASES=$c PROFILE_RUNS=$RUNS BENCH_MIB=$MIB${PROFILE_BLOCKS:+ PROFILE_BLOCKS=\"$PROFILE_BLOCKS\"}" \
+		--blocks "${PROFILE_BLOCKS:-}" \
 		> "$OUT/profile-$c.txt" || die "profile-report.py failed"
 	{ cat "$OUT/profile-$c.txt"
 	  echo

@@ -303,6 +303,37 @@ class ProfilePlugin(unittest.TestCase):
         self.assertEqual(len(row), 1, r.stdout)
         self.assertTrue(row[0].rstrip().endswith(f"{m['atomic'] + 2 * m['l1d']:+,}"), row[0])
 
+    def test_profile_report_lists_a_functions_blocks_and_its_instructions_per_entry(self):
+        smap = os.path.join(self.tmp.name, "System.map3")
+        with open(smap, "w") as f:
+            f.write("ffffffff81000000 T exclude\nffffffff81001000 T other\n")
+        files = {}
+        # Two windows, two entries per window. The patched kernel takes a
+        # longer path (+0x40) on one entry per window, and its entry block
+        # was translated twice (the two lines' executions add up).
+        blocks = {"base": "ffffffff81000000 10 4\nffffffff81000020 5 2\n",
+                  "patched": "ffffffff81000000 10 3\nffffffff81000000 10 1\n"
+                             "ffffffff81000020 5 2\nffffffff81000040 7 2\n"}
+        for k, text in blocks.items():
+            files[k] = os.path.join(self.tmp.name, f"{k}-b.blocks")
+            with open(files[k], "w") as f:
+                f.write("windows 2\n" + text + "ffffffff81001000 3 2\n")
+        report = os.path.join(TOP, "scripts", "bench", "profile-report.py")
+        r = run(["python3", report, "--case", "x", "--base", files["base"], "--base-map", smap,
+                 "--patched", files["patched"], "--patched-map", smap, "--command", "make profile",
+                 "--blocks", "exclude,absent"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        out = r.stdout.split("# blocks of exclude", 1)[1].split("# blocks of absent")
+        self.assertIn("base: 25 instructions, 2.0 entries, 12.5 instructions per entry", out[0])
+        self.assertIn("patched: 32 instructions, 2.0 entries, 16.0 instructions per entry", out[0])
+        self.assertIn("+0x40        7 x          1.0", out[0])
+        self.assertEqual(out[0].count("+0x0 "), 2, out[0])
+        self.assertIn("base: not executed in a window", out[1])
+        # Without --blocks, no such section.
+        r = run(["python3", report, "--case", "x", "--base", files["base"], "--base-map", smap,
+                 "--patched", files["patched"], "--patched-map", smap, "--command", "make profile"])
+        self.assertNotIn("# blocks of", r.stdout)
+
 
 if __name__ == "__main__":
     unittest.main()
