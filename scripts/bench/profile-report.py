@@ -52,7 +52,7 @@ COLS = ("insns", "atomics", "l1d", "llc", "coherence")
 def load_blocks(path, smap, blocks_of=()):
     """(windows, {function: instructions per window}, {function: {COLS:
     per window}} or None without the memory model's columns, {function in
-    blocks_of: {offset: (instructions, executions per window)}})."""
+    blocks_of: {(offset, instructions): executions per window}})."""
     addrs, names = smap
     per_sym, mem = {}, {}
     blocks = {n: {} for n in blocks_of}
