@@ -71,7 +71,10 @@
 #                   patched"); the other's logs from an earlier run are
 #                   reused only if they were made with the same settings,
 #                   the same kernel image and the same initramfs (hashes),
-#                   and the report names them as reused; BENCH_KERNELS=
+#                   and the report names them as reused; with no earlier
+#                   run of the other kernel, only this one's boots run and
+#                   the report waits for BENCH_KERNELS=<the other> (a run
+#                   split over two sittings); BENCH_KERNELS=
 #                   (empty) only rewrites the report from the last run
 # A kernel that does not build, or a guest that hangs, panics or stops
 # before the end, stops everything with the console tail; no report is
@@ -183,14 +186,24 @@ if [ "$COUNTS" != 0 ]; then
 		"$RUST_MM_TOP/tests/bench/insn_profile.c" || die "cannot build tests/bench/insn_profile.c"
 fi
 settings="boots=$BOOTS counts=$COUNTS plugin=$([ "$COUNTS" = 0 ] || sha256sum < "$OUT/insn_profile.so" | cut -c 1-16) runs=$RUNS mib=$MIB cases=$(echo $CASES | tr ' ' ,)${BENCH_APPEND:+ append=$BENCH_APPEND}"
+pending=""
 for k in base patched; do
 	if [[ " $KERNELS " == *" $k "* ]]; then
 		build_kernel "$k"
 		rm -f "$LOGS/$k-"*.log
 		manifest_write "$k" "$settings" > "$OUT/manifest-$k.txt"
 	else
-		# Reuse only what provably is the same experiment.
-		[ -f "$OUT/manifest-$k.txt" ] || die "[$k] no earlier run to reuse ($OUT/manifest-$k.txt); run it: BENCH_KERNELS=$k"
+		# Reuse only what provably is the same experiment. With no
+		# earlier run at all, this run boots only its own kernels and
+		# stops before the report (a run split over two sittings: the
+		# base now, the patched kernel later, or the other way).
+		if [ ! -f "$OUT/manifest-$k.txt" ]; then
+			[ -n "${KERNELS// /}" ] ||
+				die "[$k] no earlier run to reuse ($OUT/manifest-$k.txt); run it: BENCH_KERNELS=$k"
+			say "[$k] no earlier run ($OUT/manifest-$k.txt): booting only $KERNELS now, no report until BENCH_KERNELS=$k boots it with the same settings"
+			pending+="$k "
+			continue
+		fi
 		manifest_write "$k" "$settings" > "$OUT/manifest-$k.now"
 		if ! diff -u "$OUT/manifest-$k.txt" "$OUT/manifest-$k.now" > "$OUT/manifest-$k.diff"; then
 			cat "$OUT/manifest-$k.diff"
@@ -279,6 +292,10 @@ if [ -n "$SYS_SLAB_CASE" ]; then
 		say "[$k] slab: $(grep '^RUSTMM-SLAB total' "$log")"
 	done
 	slab_args=(--slab-logs "$LOGS")
+fi
+if [ -n "$pending" ]; then
+	say "no report yet: $pending has no run with these settings; BENCH_KERNELS=\"${pending% }\" with the same settings boots it and writes the report"
+	exit 0
 fi
 
 reused=""
