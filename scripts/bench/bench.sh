@@ -294,7 +294,7 @@ if [ -n "$SYS_SLAB_CASE" ]; then
 	slab_args=(--slab-logs "$LOGS")
 fi
 if [ -n "$pending" ]; then
-	say "no report yet: $pending has no run with these settings; BENCH_KERNELS=\"${pending% }\" with the same settings boots it and writes the report"
+	say "no report yet: ${pending% } has no run with these settings; BENCH_KERNELS=\"${pending% }\" with the same settings boots it and writes the report"
 	exit 0
 fi
 
