@@ -176,15 +176,17 @@ qemu_run() { # KERNEL INITRAMFS BENCH_ENV [QEMU_ARGS...]
 }
 
 # What identifies a benchmark run of KERNEL: the kernel image, its config,
-# the guest's initramfs, the QEMU command line and version, the settings.
-# A reused earlier run must have the same manifest.
-manifest_write() { # KERNEL SETTINGS
-	local dir="$OUT/kernel-$1"
+# the guest's initramfs (INITRAMFS, default make bench's; make profile
+# boots its own), the QEMU command line and version, the settings. A
+# reused earlier run must have the same manifest.
+manifest_write() { # KERNEL SETTINGS [INITRAMFS]
+	local dir="$OUT/kernel-$1" init="${3:-$OUT/initramfs.cpio}"
+	[ -f "$init" ] || die "no initramfs to identify the run by: $init"
 	echo "kernel=$1"
 	echo "image_sha256=$(sha256sum < "$dir/$KIMAGE" | cut -d' ' -f1)"
 	echo "config_sha256=$(sha256sum < "$dir/.config" | cut -d' ' -f1)"
-	echo "initramfs_sha256=$(sha256sum < "$OUT/initramfs.cpio" | cut -d' ' -f1)"
-	echo "qemu_cmdline=$(QEMU_PRINT=1 qemu_run "$1" "$OUT/initramfs.cpio" "RUSTMM_BENCH_RUNS=... RUSTMM_BENCH_MIB=... RUSTMM_BENCH_CASE=...")"
+	echo "initramfs_sha256=$(sha256sum < "$init" | cut -d' ' -f1)"
+	echo "qemu_cmdline=$(QEMU_PRINT=1 qemu_run "$1" "$init" "RUSTMM_BENCH_RUNS=... RUSTMM_BENCH_MIB=... RUSTMM_BENCH_CASE=...")"
 	echo "qemu_version=$("$QEMU" --version | head -n 1)"
 	if [ "$1" = base ]; then
 		echo "source=$LINUX_PKG $LINUX_DEB_VERSION, unpatched (tree $(git -C "$KSRC" rev-parse 'pristine^{tree}'))"

@@ -139,7 +139,7 @@ profile() { # KERNEL CASE
 		die "[$1] $data has '$(head -n 1 "$data")', but the console shows $windows windows of $2"
 	grep -q "^RUSTMM-BENCH-DISTURBED $2 " "$log" &&
 		say "[$1] note: some $2 windows were disturbed by background work (they are in the profile)"
-	manifest_write "$1" "profile runs=$RUNS mib=$MIB case=$2" > "$OUT/profile/manifest-$1-$2.txt"
+	manifest_write "$1" "profile runs=$RUNS mib=$MIB case=$2" "$OUT/profile/initramfs.cpio" > "$OUT/profile/manifest-$1-$2.txt"
 }
 
 KERNELS="${PROFILE_KERNELS:-base patched}"
@@ -158,7 +158,7 @@ for k in base patched; do
 		m="$OUT/profile/manifest-$k-$c.txt"
 		[ -f "$m" ] && [ -s "$OUT/profile/$k-$c.blocks" ] ||
 			die "[$k] no earlier $c profile to reuse; run it: PROFILE_KERNELS=$k"
-		if ! diff -u "$m" <(manifest_write "$k" "profile runs=$RUNS mib=$MIB case=$c"); then
+		if ! diff -u "$m" <(manifest_write "$k" "profile runs=$RUNS mib=$MIB case=$c" "$OUT/profile/initramfs.cpio"); then
 			die "[$k] refusing to reuse the earlier $c profile: kernel image, initramfs or settings differ (above); run it: PROFILE_KERNELS=$k"
 		fi
 		say "[$k] reusing the earlier $c profile (same kernel image, initramfs and settings)"
