@@ -81,6 +81,8 @@ profile_env() { # CASE
 ARCH_ARG=""
 [ "$TARGET" = x86_64 ] || ARCH_ARG=" ARCH=$ARCH"
 plugin="$OUT/profile/insn_profile.so"
+# The guest the profile boots (its own: every measured run marked).
+initramfs="$OUT/profile/initramfs.cpio"
 
 # A case only the patched kernel runs (the system's patched_only patterns,
 # e.g. pagemap-swap's opted-in reader: the base has no opt-in) is profiled
@@ -103,7 +105,7 @@ if [ "${BENCH_PRINT:-0}" = 1 ]; then
 	for k in base patched; do
 		for c in $CASES; do
 			[ "$k" = base ] && patched_only "$c" && continue
-			echo "profile $k $c: $(QEMU_PRINT=1 qemu_run "$k" "$OUT/profile/initramfs.cpio" "$(profile_env "$c")" \
+			echo "profile $k $c: $(QEMU_PRINT=1 qemu_run "$k" "$initramfs" "$(profile_env "$c")" \
 				-plugin "$plugin,arg=out=$OUT/profile/$k-$c.blocks,arg=cache=1")"
 		done
 	done
@@ -112,7 +114,7 @@ fi
 
 mkdir -p "$OUT/profile"
 # Its own guest image, so that it can run beside `make bench`.
-bench_prepare "$OUT/profile/initramfs.cpio"
+bench_prepare "$initramfs"
 gcc -O2 -Wall -Wextra -Werror -fPIC -shared -fvisibility=hidden -o "$plugin" \
 	"$RUST_MM_TOP/tests/bench/insn_profile.c" || die "cannot build tests/bench/insn_profile.c"
 
@@ -124,7 +126,7 @@ profile() { # KERNEL CASE
 	local data="$OUT/profile/$1-$2.blocks" rc windows
 	rm -f "$data"
 	say "[$1] profiling $2: $RUNS runs of $MIB MiB (console: $log)"
-	timeout "$TIMEOUT" bash -c 'qemu_run "$@"' qemu_run "$1" "$OUT/profile/initramfs.cpio" "$(profile_env "$2")" \
+	timeout "$TIMEOUT" bash -c 'qemu_run "$@"' qemu_run "$1" "$initramfs" "$(profile_env "$2")" \
 		-plugin "$plugin,arg=out=$data,arg=cache=1" < /dev/null 2>&1 | tr -d '\r' > "$log"
 	rc=${PIPESTATUS[0]}
 	if [ "$rc" -ne 0 ] || grep -q 'Kernel panic' "$log" ||
@@ -139,7 +141,7 @@ profile() { # KERNEL CASE
 		die "[$1] $data has '$(head -n 1 "$data")', but the console shows $windows windows of $2"
 	grep -q "^RUSTMM-BENCH-DISTURBED $2 " "$log" &&
 		say "[$1] note: some $2 windows were disturbed by background work (they are in the profile)"
-	manifest_write "$1" "profile runs=$RUNS mib=$MIB case=$2" "$OUT/profile/initramfs.cpio" > "$OUT/profile/manifest-$1-$2.txt"
+	manifest_write "$1" "profile runs=$RUNS mib=$MIB case=$2" "$initramfs" > "$OUT/profile/manifest-$1-$2.txt"
 }
 
 KERNELS="${PROFILE_KERNELS:-base patched}"
@@ -158,7 +160,7 @@ for k in base patched; do
 		m="$OUT/profile/manifest-$k-$c.txt"
 		[ -f "$m" ] && [ -s "$OUT/profile/$k-$c.blocks" ] ||
 			die "[$k] no earlier $c profile to reuse; run it: PROFILE_KERNELS=$k"
-		if ! diff -u "$m" <(manifest_write "$k" "profile runs=$RUNS mib=$MIB case=$c" "$OUT/profile/initramfs.cpio"); then
+		if ! diff -u "$m" <(manifest_write "$k" "profile runs=$RUNS mib=$MIB case=$c" "$initramfs"); then
 			die "[$k] refusing to reuse the earlier $c profile: kernel image, initramfs or settings differ (above); run it: PROFILE_KERNELS=$k"
 		fi
 		say "[$k] reusing the earlier $c profile (same kernel image, initramfs and settings)"
